@@ -1,0 +1,23 @@
+/**
+ * The objects a running server is made of, built once by `src/server.ts` and passed down
+ * explicitly (no module-level singletons). Each member is owned by one folder.
+ */
+import type { Piscina } from 'piscina';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { ProjectRegistry } from './projects/registry.js';
+import type { IndexRegistry } from './index/registry.js';
+import type { QueryLogService } from './analytics/service.js';
+import type { CrawlService } from './crawl/service.js';
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  /** Milliseconds since the epoch; injected so jobs and tests control time. */
+  clock: () => number;
+  pool: Piscina;
+  projects: ProjectRegistry;
+  indexes: IndexRegistry;
+  analytics: QueryLogService;
+  crawl: CrawlService;
+}
