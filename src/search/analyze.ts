@@ -1,0 +1,129 @@
+/**
+ * Text analysis shared by segment builds (pool workers) and query parsing (main thread):
+ * Unicode NFKC, case and diacritics folding, word splitting, English stemming (wink-nlp) and
+ * stop words. Pure functions plus per-thread caches; safe to call from any thread.
+ */
+import winkNLP from 'wink-nlp';
+import model from 'wink-eng-lite-web-model';
+
+const nlp = winkNLP(model, []);
+const its = nlp.its;
+// wink-nlp's typings do not accept `its.stem` in `out()`, although it works at run time.
+const itsStem = its.stem as unknown as typeof its.value;
+
+// Letters that NFD does not decompose into base + mark.
+const SPECIAL_FOLDS: Record<string, string> = {
+  ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't',
+};
+const SPECIAL_RE = /[ßæœøłđðþıħŧ]/g;
+const MARKS_RE = /\p{M}+/gu;
+const WORD_RE = /[\p{L}\p{N}]+/gu;
+
+/** NFKC + lower case + diacritics removed. Keeps non-word characters (callers split). */
+export function fold(text: string): string {
+  let s = text.normalize('NFKC').toLowerCase();
+  // Fast path: plain ASCII needs nothing more.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(s)) return s;
+  s = s.normalize('NFD').replace(MARKS_RE, '').replace(SPECIAL_RE, (c) => SPECIAL_FOLDS[c] ?? c);
+  return s.normalize('NFC');
+}
+
+/** Folded words of `text`, in order. A word is a maximal run of letters and digits. */
+export function words(text: string): string[] {
+  return fold(text).match(WORD_RE) ?? [];
+}
+
+/** One word with its character span in the ORIGINAL text (for highlighting). */
+export interface WordSpan {
+  word: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Words of `text` with their spans in `text` itself. Folding can change lengths (ß → ss), so
+ * spans are found on the original string and each word folded separately.
+ */
+export function wordSpans(text: string): WordSpan[] {
+  const out: WordSpan[] = [];
+  const re = /[\p{L}\p{N}\p{M}]+/gu;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    const folded = fold(m[0]).match(WORD_RE);
+    if (!folded) continue;
+    // A run like "x\u0301y" folds to one word; a run that folds to several keeps the span whole.
+    for (const w of folded) out.push({ word: w, start: m.index, end: m.index + m[0].length });
+  }
+  return out;
+}
+
+const stemCache = new Map<string, string>();
+const stopCache = new Map<string, boolean>();
+
+/** Languages with a stemmer. */
+export function hasStemmer(language: string): boolean {
+  return language === 'en';
+}
+
+/** English Porter2 stem of a folded word (cached). Numbers and very short words stay as they are. */
+export function stemEn(word: string): string {
+  if (word.length < 3 || /\d/.test(word)) return word;
+  let s = stemCache.get(word);
+  if (s === undefined) {
+    const out = nlp.readDoc(word).tokens().out(itsStem) as string[];
+    s = out.length === 1 && out[0] ? out[0] : word;
+    if (stemCache.size > 200_000) stemCache.clear();
+    stemCache.set(word, s);
+  }
+  return s;
+}
+
+/** Stem for `language`, identity where no stemmer exists. */
+export function stem(word: string, language: string): string {
+  return hasStemmer(language) ? stemEn(word) : word;
+}
+
+/** Whether `word` is an English stop word (wink-nlp's list). */
+export function isEnglishStopWord(word: string): boolean {
+  let v = stopCache.get(word);
+  if (v === undefined) {
+    const flags = nlp.readDoc(word).tokens().out(its.stopWordFlag) as boolean[];
+    v = flags.length === 1 && flags[0] === true;
+    stopCache.set(word, v);
+  }
+  return v;
+}
+
+const URL_NOISE = new Set(['http', 'https', 'www', 'html', 'htm', 'php', 'aspx', 'asp', 'jsp', 'index']);
+
+/** Searchable words of a URL: path and query words, without scheme, host and file extensions. */
+export function urlWords(url: string): string[] {
+  let path = url;
+  try {
+    const u = new URL(url);
+    path = decodeURIComponent(u.pathname + ' ' + u.search);
+  } catch {
+    // Not a URL (tests, relative paths): index the string as it is.
+  }
+  return words(path).filter((w) => !URL_NOISE.has(w));
+}
+
+/** Maps a language name or code to ISO 639-1 where we know it; null when unknown. */
+export function normaliseLanguage(value: string): string | null {
+  const v = value.trim().toLowerCase();
+  if (/^[a-z]{2}$/.test(v)) return v;
+  const m = /^([a-z]{2})[-_][a-z]{2,4}$/.exec(v);
+  if (m) return m[1]!;
+  return LANGUAGE_NAMES[v] ?? null;
+}
+
+const LANGUAGE_NAMES: Record<string, string> = {
+  english: 'en', german: 'de', french: 'fr', spanish: 'es', italian: 'it', portuguese: 'pt',
+  dutch: 'nl', swedish: 'sv', danish: 'da', norwegian: 'no', finnish: 'fi', polish: 'pl',
+  czech: 'cs', slovak: 'sk', hungarian: 'hu', romanian: 'ro', russian: 'ru', ukrainian: 'uk',
+  greek: 'el', turkish: 'tr', arabic: 'ar', hebrew: 'he', chinese: 'zh', japanese: 'ja',
+  korean: 'ko', hindi: 'hi', thai: 'th', vietnamese: 'vi', indonesian: 'id', malay: 'ms',
+  bulgarian: 'bg', croatian: 'hr', serbian: 'sr', slovenian: 'sl', estonian: 'et',
+  latvian: 'lv', lithuanian: 'lt', catalan: 'ca', irish: 'ga', icelandic: 'is', persian: 'fa',
+};

@@ -1,0 +1,86 @@
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeSegment, SegmentReader, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
+import { makeDoc } from '../helpers/docs.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));
+t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+t.test('writes and reads back rows, deletes, postings and phrases', async (t) => {
+  const file = path.join(dir, 'a.seg');
+  const info = writeSegment(
+    file,
+    [
+      { seq: 3, at: 1000, firstAt: 900, doc: makeDoc('https://x.test/tables', 'Creating Tables', 'A table holds rows. Tables are created with CREATE TABLE.', { keywords: ['ddl'] }) },
+      { seq: 4, at: 1001, firstAt: 1001, doc: makeDoc('https://x.test/gone', '', '', { status: 404, message: 'Not Found' }) },
+      { seq: 5, at: 1002, firstAt: 1002, doc: makeDoc('https://x.test/café', 'Café Crème', 'Über naïve coffee', { language: 'fr' }) },
+    ],
+    [{ seq: 6, at: 1003, url: 'https://x.test/old' }],
+    { defaultLanguage: 'en' },
+  );
+  t.match(info, { format: SEGMENT_FORMAT, docCount: 3, searchableCount: 2, deleteCount: 1, minSeq: 3, maxSeq: 6 });
+  t.throws(() => writeSegment(file, [], [], { defaultLanguage: 'en' }), /exists/);
+
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  const rows = r.rows();
+  t.same(rows.map((x) => [x.id, x.url, x.seq, x.status]), [
+    [0, 'https://x.test/tables', 3, 200],
+    [1, 'https://x.test/gone', 4, 404],
+    [2, 'https://x.test/café', 5, 200],
+  ]);
+  t.same(rows[0]!.lengths, [2, 1, 0, 1, 10]);
+  t.same(rows[1]!.lengths, [0, 0, 0, 0, 0]);
+  t.same(r.deletes(), [{ url: 'https://x.test/old', seq: 6, at: 1003 }]);
+  t.equal(r.entry(2).doc.title, 'Café Crème');
+  t.equal(r.entry(0).firstAt, 900);
+
+  const p = r.postings('table')!;
+  t.same([...p.ids], [0]);
+  // title 0, keywords 0, headings 0, url 0, content 2 ("table", "TABLE")
+  t.same([...p.tfs.subarray(0, NFIELDS)], [0, 0, 0, 0, 2]);
+  t.same([...r.postings('tables')!.tfs.subarray(0, NFIELDS)], [1, 0, 0, 1, 1]);
+  t.equal(r.postings('nothing'), null);
+  // English words carry their stem; French ones do not.
+  t.same(r.termsWithStem('tabl').sort(), ['table', 'tables']);
+  t.same(r.termsWithStem('naiv'), []);
+  t.ok(r.hasTerm('naive'), 'diacritics are folded');
+  t.same(r.termsWithPrefix('cr', 10), ['create', 'created', 'creating', 'creme']);
+  t.same([...r.ftsMatch('"create" "table"')], [0]);
+  t.same([...r.ftsMatch('"rows" "tables"')], [0]);
+  t.same([...r.ftsMatch('content:"tables are created"')], [0]);
+  t.same([...r.ftsMatch('"tables created"')], []);
+  const dv = r.docValues();
+  t.equal(dv.urls[2], 'https://x.test/café');
+  t.equal(dv.status[1], 404);
+  t.equal(dv.lengths[0 * NFIELDS + 4], 10);
+});
+
+t.test('a postings list with large ids and tfs round-trips', async (t) => {
+  const file = path.join(dir, 'b.seg');
+  const entries = Array.from({ length: 300 }, (_, i) => ({
+    seq: i + 1,
+    at: i,
+    firstAt: i,
+    doc: makeDoc(`https://x.test/${i}`, `Doc ${i}`, i % 3 === 0 ? 'common '.repeat(200) + 'rare' : 'other words'),
+  }));
+  writeSegment(file, entries, [], { defaultLanguage: 'en' });
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  const p = r.postings('common')!;
+  t.equal(p.ids.length, 100);
+  t.equal(p.ids[99], 297);
+  t.equal(p.tfs[99 * NFIELDS + 4], 200);
+});
+
+t.test('refuses a file of another format', async (t) => {
+  const file = path.join(dir, 'c.seg');
+  writeSegment(file, [], [], { defaultLanguage: 'en' });
+  const Database = (await import('better-sqlite3')).default;
+  const db = new Database(file);
+  db.prepare("UPDATE meta SET value='99' WHERE key='format'").run();
+  db.close();
+  t.throws(() => SegmentReader.open(file), /format 99/);
+});
