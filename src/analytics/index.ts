@@ -1,0 +1,16 @@
+/** Public surface of the query log (SPEC §6 query suggestions, §8 query log and reports). */
+export { QueryLogService } from './service.js';
+export type {
+  QueryLogOptions,
+  SearchLogEntry,
+  QueryEventEntry,
+  QuerySuggestionOptions,
+  ReportRange,
+} from './service.js';
+export { parseQueryEvent, QUERY_EVENT_ACTIONS } from './events.js';
+export type { QueryEvent, QueryEventAction } from './events.js';
+export type { QuerySuggestion } from './suggestions.js';
+export { INTERVALS, bucketCount, defaultInterval } from './timechart.js';
+export type { Interval, Timechart, TimechartBucket, TopQuery, NoResultQuery } from './timechart.js';
+export type { RollupResult } from './rollup.js';
+export { normaliseQuery } from './normalize.js';

@@ -1,0 +1,69 @@
+/**
+ * Query normalisation and the anonymous visitor hash of the query log (SPEC §8).
+ * Pure functions plus one small salt holder; all run on the main thread.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Longest query kept in the log, in code points; longer input is cut so one abusive request cannot bloat the log. */
+export const MAX_LOGGED_QUERY_CHARS = 200;
+
+/**
+ * The form a query is logged, counted and suggested in: Unicode NFKC, lower case, trimmed,
+ * runs of whitespace collapsed to one space, at most {@link MAX_LOGGED_QUERY_CHARS} characters.
+ * Idempotent: `normaliseQuery(normaliseQuery(q)) === normaliseQuery(q)`.
+ *
+ * @example normaliseQuery('  Ｐostgres   SQL ') // 'postgres sql'
+ */
+export function normaliseQuery(query: string): string {
+  let q = query.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+  if (q.length > MAX_LOGGED_QUERY_CHARS) {
+    // Cut on code points (never half a surrogate pair), then re-trim so idempotence holds.
+    const points = Array.from(q);
+    if (points.length > MAX_LOGGED_QUERY_CHARS) q = points.slice(0, MAX_LOGGED_QUERY_CHARS).join('').trim();
+  }
+  return q;
+}
+
+export const DAY_MS = 86_400_000;
+export const HOUR_MS = 3_600_000;
+
+/** UTC day number (days since the epoch) of a millisecond timestamp. */
+export function dayOf(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/** Start (ms) of the UTC hour containing `ms`. */
+export function floorHour(ms: number): number {
+  return Math.floor(ms / HOUR_MS) * HOUR_MS;
+}
+
+/**
+ * Computes anonymous visitor hashes: sha256(daily salt ‖ siteId ‖ ip ‖ user agent), cut to
+ * 16 hex characters. The salt is random, lives only in memory and is replaced when the UTC
+ * day changes (the old one is dropped), so a hash links one visitor's searches within one
+ * day and one project and can never be turned back into an IP: not even by whoever holds
+ * the database, because the salt was never written anywhere. A restart starts a new salt early,
+ * which only splits a visitor in two for the rest of that day.
+ */
+export class VisitorHasher {
+  private salt: Buffer = randomBytes(32);
+  private saltDay = -1;
+
+  /** `now` decides the salt's day; `ip`/`userAgent` may be empty. Main thread, ~2 µs. */
+  hash(siteId: string, ip: string | undefined, userAgent: string | undefined, now: number): string {
+    const day = dayOf(now);
+    if (day !== this.saltDay) {
+      this.salt = randomBytes(32);
+      this.saltDay = day;
+    }
+    return createHash('sha256')
+      .update(this.salt)
+      .update(siteId)
+      .update('\0')
+      .update(ip ?? '')
+      .update('\0')
+      .update(userAgent ?? '')
+      .digest('hex')
+      .slice(0, 16);
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * The query log of every project (SPEC §6 query suggestions, §8 query log and reports):
+ * `services.analytics`. Main thread only.
+ *
+ * Storage: one SQLite file per project, `<dataDir>/projects/<siteId>/querylog.db` (WAL), rather
+ * than one shared analytics.db keyed by siteId, because (1) deleting a project deletes its
+ * folder and with it the log, with no cross-project DELETE of millions of rows; (2) a project's
+ * reports and rollups scan only its own rows and indexes need no siteId prefix; (3) SQLite has
+ * one writer per file, so a large backfill or purge on one project never holds the write lock
+ * of another; (4) the per-project folder is already the unit of backup.
+ *
+ * Write path: {@link QueryLogService.record} / {@link QueryLogService.recordEvent} only
+ * normalise, hash and push to an in-memory queue (a few µs, never throws, never touches
+ * disk). A timer flushes the queue at least every second (and as soon as it holds
+ * {@link QueryLogOptions.maxBatch} entries, on the next tick), one transaction per project,
+ * so a crash loses at most the last second and a search never waits for SQLite.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AnalyticsSettings } from '../types.js';
+import { badParam } from '../errors.js';
+import { VisitorHasher, normaliseQuery } from './normalize.js';
+import { SiteQueryLog, type LogRow } from './site-log.js';
+import { rollupSite, type RollupOptions, type RollupResult } from './rollup.js';
+import {
+  noResultQueries,
+  timechart,
+  topQueries,
+  type Interval,
+  type NoResultQuery,
+  type Timechart,
+  type TopQuery,
+} from './timechart.js';
+import type { QuerySuggestion } from './suggestions.js';
+import type { QueryEvent } from './events.js';
+
+const SITE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** A search to log, as the search route has it. */
+export interface SearchLogEntry {
+  /** The query as typed; normalised here. */
+  query: string;
+  /** `totalResults` of the answer (0 = "no results"). */
+  results: number;
+  /** The applied filters (the request's parsed `filters`), stored as JSON; omit or null for none. */
+  filters?: unknown;
+  /** Active sort key, '' or null for relevance. */
+  sort?: string | null;
+  /** Client IP and User-Agent: only hashed (with a daily salt), never stored. */
+  ip?: string;
+  userAgent?: string;
+  /** Milliseconds since the epoch; defaults to the service clock. */
+  at?: number;
+}
+
+/** A validated event (see `parseQueryEvent`) plus the request's visitor identity. */
+export interface QueryEventEntry extends QueryEvent {
+  ip?: string;
+  userAgent?: string;
+  at?: number;
+}
+
+export interface QuerySuggestionOptions {
+  /** `maxQuerySuggestions`: 0–10. */
+  max: number;
+  /** settings.suggest.minSearches (≥ 1). */
+  minSearches: number;
+  /** Milliseconds since the epoch; defaults to the service clock. Decides the 90-day window. */
+  now?: number;
+}
+
+export interface QueryLogOptions {
+  dataDir: string;
+  /** Milliseconds since the epoch (injected; tests drive time). */
+  clock: () => number;
+  /** The project's analytics settings (retention); defaults apply when absent. */
+  settingsOf?: (siteId: string) => AnalyticsSettings | undefined;
+  /** Called with write/rollup failures (the queue never throws at callers). */
+  onError?: (err: unknown, context: string) => void;
+  /** Timer period of the writer, default 1000 ms (the crash-loss bound). */
+  flushIntervalMs?: number;
+  /** Queue length that triggers an early flush, default 1000. */
+  maxBatch?: number;
+  /** Queue length beyond which new entries are dropped (disk stuck), default 100,000. */
+  maxQueue?: number;
+}
+
+/** Range arguments of the reports: UNIX seconds, validated by the route (start < end). */
+export interface ReportRange {
+  start: number;
+  end: number;
+}
+
+export class QueryLogService {
+  private readonly sitesOpen = new Map<string, SiteQueryLog>();
+  private queue: Array<{ siteId: string; row: LogRow }> = [];
+  private readonly hasher = new VisitorHasher();
+  private timer: NodeJS.Timeout | null = null;
+  private flushScheduled = false;
+  private closed = false;
+  /** Entries dropped because the queue was full (exposed for status/metrics). */
+  dropped = 0;
+
+  constructor(private readonly opts: QueryLogOptions) {}
+
+  /** Starts the periodic writer (server start). Tests usually call {@link flush} instead. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.flush(), this.opts.flushIntervalMs ?? 1000);
+    this.timer.unref();
+  }
+
+  /**
+   * Queues one logged search (call it only when the search's `log` parameter is true).
+   * Never throws, never blocks: O(query length) work and an array push.
+   *
+   * @example services.analytics.record(siteId, { query, results: totalResults, filters, sort, ip: ctx.ip, userAgent: ctx.get('user-agent') })
+   */
+  record(siteId: string, entry: SearchLogEntry): void {
+    try {
+      const query = normaliseQuery(String(entry.query ?? ''));
+      if (query === '') return;
+      const at = entry.at ?? this.opts.clock();
+      const results = Number.isFinite(entry.results) && entry.results > 0 ? Math.floor(entry.results) : 0;
+      const filters =
+        entry.filters === undefined || entry.filters === null ||
+        (Array.isArray(entry.filters) && entry.filters.length === 0)
+          ? null
+          : JSON.stringify(entry.filters);
+      this.enqueue(siteId, {
+        kind: 'search',
+        at,
+        query,
+        results,
+        filters,
+        sort: entry.sort ? String(entry.sort) : null,
+        visitor: this.hasher.hash(siteId, entry.ip, entry.userAgent, at),
+      });
+    } catch (err) {
+      this.opts.onError?.(err, 'querylog.record');
+    }
+  }
+
+  /** Queues one validated suggestion event (`POST /sites/queries/log`). Never throws, never blocks. */
+  recordEvent(siteId: string, event: QueryEventEntry): void {
+    try {
+      const query = normaliseQuery(String(event.query ?? ''));
+      if (query === '') return;
+      const at = event.at ?? this.opts.clock();
+      this.enqueue(siteId, {
+        kind: 'event',
+        at,
+        query,
+        action: event.action,
+        timeToAction: event.timeToAction ?? null,
+        link: event.link ?? null,
+        position: event.position ?? null,
+        visitor: this.hasher.hash(siteId, event.ip, event.userAgent, at),
+      });
+    } catch (err) {
+      this.opts.onError?.(err, 'querylog.recordEvent');
+    }
+  }
+
+  private enqueue(siteId: string, row: LogRow): void {
+    if (this.closed || !SITE_ID.test(siteId)) return;
+    if (this.queue.length >= (this.opts.maxQueue ?? 100_000)) {
+      this.dropped++;
+      return;
+    }
+    this.queue.push({ siteId, row });
+    if (this.queue.length >= (this.opts.maxBatch ?? 1000) && !this.flushScheduled) {
+      this.flushScheduled = true;
+      // Next macrotask: after the current request has been answered.
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Entries waiting for the writer. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Writes every queued entry now: one transaction per project. Synchronous (tests, shutdown,
+   * timer). A failing project loses its batch (reported through `onError`), others still commit.
+   */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    const bySite = new Map<string, LogRow[]>();
+    for (const { siteId, row } of batch) {
+      let rows = bySite.get(siteId);
+      if (!rows) bySite.set(siteId, (rows = []));
+      rows.push(row);
+    }
+    for (const [siteId, rows] of bySite) {
+      try {
+        this.site(siteId).write(rows);
+      } catch (err) {
+        this.opts.onError?.(err, `querylog.flush ${siteId}`);
+      }
+    }
+  }
+
+  /**
+   * `querySuggestions` of `GET /sites/suggest` (SPEC §6): up to `max` earlier logged queries
+   * that start with the typed text or have a word starting with it, searched at least
+   * `minSearches` times in the last 90 UTC days (today included), whose most recent search
+   * returned results; most searched first (ties: starts-with first, then alphabetical).
+   * Synchronous, in memory; the first call per project loads the aggregate from disk.
+   *
+   * @example services.analytics.querySuggestions('docs', 'pg d', { max: 3, minSearches: 2 }) // [{query:'pg dump'}]
+   */
+  querySuggestions(siteId: string, typed: string, opts: QuerySuggestionOptions): QuerySuggestion[] {
+    if (!Number.isInteger(opts.max) || opts.max < 0 || opts.max > 10) {
+      throw badParam('maxQuerySuggestions', 'maxQuerySuggestions must be an integer from 0 to 10.');
+    }
+    const t = normaliseQuery(typed);
+    if (opts.max === 0 || t === '') return [];
+    const now = opts.now ?? this.opts.clock();
+    return this.site(siteId).suggestionIndex(now).lookup(t, opts.max, Math.max(1, opts.minSearches));
+  }
+
+  /** The time chart (SPEC §8) over [start, end) UNIX seconds; arguments validated by the route. */
+  timechart(siteId: string, start: number, end: number, interval: Interval): Timechart {
+    return timechart(this.site(siteId), start, end, interval);
+  }
+
+  /** `GET /sites/queries/top`: most frequent queries in the range (raw entries, so within retention). */
+  topQueries(siteId: string, range: ReportRange, limit: number): TopQuery[] {
+    return topQueries(this.site(siteId), range.start, range.end, limit);
+  }
+
+  /** `GET /sites/queries/noResults`: most frequent queries that found nothing in the range. */
+  noResultQueries(siteId: string, range: ReportRange, limit: number): NoResultQuery[] {
+    return noResultQueries(this.site(siteId), range.start, range.end, limit);
+  }
+
+  /** One rollup pass for one project at `now` (defaults to the clock), retention from settings. */
+  rollup(siteId: string, now = this.opts.clock(), extra: Omit<RollupOptions, 'retentionDays'> = {}): RollupResult {
+    const retentionDays = this.opts.settingsOf?.(siteId)?.retentionDays ?? 365;
+    return rollupSite(this.site(siteId), now, { ...extra, retentionDays });
+  }
+
+  /**
+   * Flushes the queue, then rolls up every project that has a query log on disk. Failures are
+   * reported per project and do not stop the others. Used by the cron job.
+   */
+  rollupAll(now = this.opts.clock()): Map<string, RollupResult> {
+    this.flush();
+    const out = new Map<string, RollupResult>();
+    for (const siteId of this.sites()) {
+      try {
+        out.set(siteId, this.rollup(siteId, now));
+      } catch (err) {
+        this.opts.onError?.(err, `querylog.rollup ${siteId}`);
+      }
+    }
+    return out;
+  }
+
+  /** Projects with a query log (open or on disk). */
+  sites(): string[] {
+    const ids = new Set(this.sitesOpen.keys());
+    const dir = join(this.opts.dataDir, 'projects');
+    if (existsSync(dir)) {
+      for (const name of readdirSync(dir)) {
+        if (SITE_ID.test(name) && existsSync(join(dir, name, 'querylog.db'))) ids.add(name);
+      }
+    }
+    return [...ids].sort();
+  }
+
+  /**
+   * Forgets a project before its folder is deleted: drops its queued entries and closes its
+   * database. Call this from project deletion (otherwise a pending flush could recreate the file).
+   */
+  dropSite(siteId: string): void {
+    this.queue = this.queue.filter((e) => e.siteId !== siteId);
+    this.sitesOpen.get(siteId)?.close();
+    this.sitesOpen.delete(siteId);
+  }
+
+  /** Flushes and closes everything (graceful shutdown). Later records are ignored. */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flush();
+    this.closed = true;
+    for (const log of this.sitesOpen.values()) log.close();
+    this.sitesOpen.clear();
+  }
+
+  /** The open log of a project (opening/creating it). Exposed for tests and the rollup job. */
+  site(siteId: string): SiteQueryLog {
+    let log = this.sitesOpen.get(siteId);
+    if (!log) {
+      if (!SITE_ID.test(siteId)) throw badParam('site', 'site is not a valid site ID.');
+      log = new SiteQueryLog(siteId, join(this.opts.dataDir, 'projects', siteId, 'querylog.db'), this.opts.clock());
+      this.sitesOpen.set(siteId, log);
+    }
+    return log;
+  }
+}

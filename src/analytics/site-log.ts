@@ -1,0 +1,220 @@
+/**
+ * One project's query-log database, `<dataDir>/projects/<siteId>/querylog.db` (better-sqlite3,
+ * WAL). Main thread only; every method is synchronous and short (a batch insert, an indexed
+ * range read). Owned by {@link QueryLogService}; nothing else opens the file.
+ *
+ * Tables (all times are UTC milliseconds since the epoch):
+ * - `searches`      raw logged searches (normalised query, results, filters, sort, visitor hash);
+ *                   purged after the retention period once rolled up.
+ * - `events`        raw `search|select|abandon` events from `POST /sites/queries/log`.
+ * - `hour_buckets`  rolled-up UTC hours: count and noResults (kept forever).
+ * - `dirty_hours`   closed hours that received late entries and must be re-rolled.
+ * - `query_days`    searches per (query, UTC day) inside the 90-day suggestion window.
+ * - `query_totals`  per query: searches in the window, last result count: the durable mirror
+ *                   of the in-memory {@link SuggestionIndex}.
+ * - `state`         `closed_through` (end of the last closed hour bucket), `window_start_day`.
+ *
+ * Invariant: `query_totals.count` = Σ `query_days.count` for that query, and the in-memory
+ * index equals `query_totals` after every committed write batch or expiry.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SuggestionIndex } from './suggestions.js';
+import { dayOf, floorHour } from './normalize.js';
+
+/** Length of the suggestion window in UTC days, today included (SPEC §6: "the last 90 days"). */
+export const SUGGESTION_WINDOW_DAYS = 90;
+
+/** A search as the writer stores it (already normalised and anonymised). */
+export interface SearchRow {
+  kind: 'search';
+  at: number;
+  query: string;
+  results: number;
+  /** JSON text of the applied filters, or null. */
+  filters: string | null;
+  sort: string | null;
+  visitor: string;
+}
+
+/** A suggestion/result event as the writer stores it. */
+export interface EventRow {
+  kind: 'event';
+  at: number;
+  query: string;
+  action: 'search' | 'select' | 'abandon';
+  timeToAction: number | null;
+  link: string | null;
+  position: number | null;
+  visitor: string;
+}
+
+export type LogRow = SearchRow | EventRow;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS searches(
+  id INTEGER PRIMARY KEY, at INTEGER NOT NULL, query TEXT NOT NULL, results INTEGER NOT NULL,
+  filters TEXT, sort TEXT, visitor TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS searches_at ON searches(at, results, query);
+CREATE TABLE IF NOT EXISTS events(
+  id INTEGER PRIMARY KEY, at INTEGER NOT NULL, query TEXT NOT NULL, action TEXT NOT NULL,
+  time_to_action INTEGER, link TEXT, position INTEGER, visitor TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_at ON events(at, action, query);
+CREATE TABLE IF NOT EXISTS hour_buckets(
+  hour INTEGER PRIMARY KEY, count INTEGER NOT NULL, no_results INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS dirty_hours(hour INTEGER PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS query_days(
+  query TEXT NOT NULL, day INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(query, day)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS query_days_day ON query_days(day);
+CREATE TABLE IF NOT EXISTS query_totals(
+  query TEXT PRIMARY KEY, count INTEGER NOT NULL, last_results INTEGER NOT NULL, last_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+export class SiteQueryLog {
+  readonly db: Database.Database;
+  /** End (ms, exclusive) of the last closed hour bucket; null before the first rollup. */
+  closedThrough: number | null;
+  /** First UTC day inside the suggestion window. */
+  windowStartDay: number;
+  private suggestions: SuggestionIndex | null = null;
+
+  private readonly stmt: {
+    insertSearch: Database.Statement;
+    insertEvent: Database.Statement;
+    addDay: Database.Statement;
+    addTotal: Database.Statement;
+    markDirty: Database.Statement;
+    setState: Database.Statement;
+  };
+  private readonly writeTx: (rows: LogRow[]) => SearchRow[];
+
+  /** Opens (creating if needed) the database at `file`; `now` seeds the suggestion window of a new file. */
+  constructor(
+    readonly siteId: string,
+    readonly file: string,
+    now: number,
+  ) {
+    mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL under WAL survives a process crash; only an OS crash can lose the last commits.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.closedThrough = this.getState('closed_through');
+    const start = this.getState('window_start_day');
+    if (start === null) {
+      this.windowStartDay = dayOf(now) - SUGGESTION_WINDOW_DAYS + 1;
+      this.setState('window_start_day', this.windowStartDay);
+    } else {
+      this.windowStartDay = start;
+    }
+    this.stmt = {
+      insertSearch: this.db.prepare(
+        'INSERT INTO searches(at, query, results, filters, sort, visitor) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      insertEvent: this.db.prepare(
+        'INSERT INTO events(at, query, action, time_to_action, link, position, visitor) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      addDay: this.db.prepare(
+        'INSERT INTO query_days(query, day, count) VALUES (?, ?, 1) ON CONFLICT(query, day) DO UPDATE SET count = count + 1',
+      ),
+      addTotal: this.db.prepare(
+        `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (?1, 1, ?2, ?3)
+         ON CONFLICT(query) DO UPDATE SET count = count + 1,
+           last_results = CASE WHEN ?3 >= last_at THEN ?2 ELSE last_results END,
+           last_at = MAX(last_at, ?3)`,
+      ),
+      markDirty: this.db.prepare('INSERT OR IGNORE INTO dirty_hours(hour) VALUES (?)'),
+      setState: this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)'),
+    };
+    this.writeTx = this.db.transaction((rows: LogRow[]): SearchRow[] => {
+      const counted: SearchRow[] = [];
+      for (const r of rows) {
+        if (r.kind === 'search') {
+          this.stmt.insertSearch.run(r.at, r.query, r.results, r.filters, r.sort, r.visitor);
+          // Entries that arrive after their hour was closed (pushed late, clock skew) re-open it.
+          if (this.closedThrough !== null && r.at < this.closedThrough) {
+            this.stmt.markDirty.run(floorHour(r.at));
+          }
+          // Only searches inside the window count for suggestions (an expired day never comes back).
+          if (dayOf(r.at) >= this.windowStartDay) {
+            this.stmt.addDay.run(r.query, dayOf(r.at));
+            this.stmt.addTotal.run(r.query, r.results, r.at);
+            counted.push(r);
+          }
+        } else {
+          this.stmt.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
+        }
+      }
+      return counted;
+    });
+  }
+
+  getState(key: string): number | null {
+    const row = this.db.prepare('SELECT value FROM state WHERE key = ?').get(key) as { value: number } | undefined;
+    return row ? row.value : null;
+  }
+
+  setState(key: string, value: number): void {
+    this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)').run(key, value);
+  }
+
+  /** Writes one batch in one transaction, then mirrors the counted searches into memory. */
+  write(rows: LogRow[]): void {
+    const counted = this.writeTx(rows);
+    if (this.suggestions) for (const r of counted) this.suggestions.add(r.query, 1, r.results, r.at);
+  }
+
+  /**
+   * The in-memory suggestion index, loaded from `query_totals` on first use and moved to the
+   * window of `now` (expiring days that fell out of it).
+   */
+  suggestionIndex(now: number): SuggestionIndex {
+    this.expireWindow(now);
+    if (!this.suggestions) {
+      const index = new SuggestionIndex();
+      const rows = this.db
+        .prepare('SELECT query, count, last_results AS lastResults, last_at AS lastAt FROM query_totals')
+        .raw()
+        .iterate() as IterableIterator<[string, number, number, number]>;
+      for (const [query, count, lastResults, lastAt] of rows) index.add(query, count, lastResults, lastAt);
+      this.suggestions = index;
+    }
+    return this.suggestions;
+  }
+
+  /**
+   * Moves the suggestion window so it ends today (UTC day of `now`): subtracts the searches of
+   * days that fell out from `query_totals` and the in-memory index, in one transaction.
+   * Returns the number of expired (query, day) rows. Idempotent; cheap when the day is unchanged.
+   */
+  expireWindow(now: number): number {
+    const newStart = dayOf(now) - SUGGESTION_WINDOW_DAYS + 1;
+    if (newStart <= this.windowStartDay) return 0;
+    const expired = this.db.transaction(() => {
+      const gone = this.db
+        .prepare('SELECT query, SUM(count) AS n FROM query_days WHERE day < ? GROUP BY query')
+        .raw()
+        .all(newStart) as Array<[string, number]>;
+      const sub = this.db.prepare('UPDATE query_totals SET count = count - ? WHERE query = ?');
+      for (const [query, n] of gone) sub.run(n, query);
+      this.db.prepare('DELETE FROM query_totals WHERE count <= 0').run();
+      this.db.prepare('DELETE FROM query_days WHERE day < ?').run(newStart);
+      this.stmt.setState.run('window_start_day', newStart);
+      return gone;
+    })();
+    this.windowStartDay = newStart;
+    if (this.suggestions) {
+      for (const [query, n] of expired) this.suggestions.subtract(query, n);
+      if (expired.length > 0) this.suggestions.compact();
+    }
+    return expired.length;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

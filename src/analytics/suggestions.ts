@@ -1,0 +1,191 @@
+/**
+ * In-memory index of logged queries for `querySuggestions` (SPEC §6): one per project, owned
+ * by that project's {@link SiteQueryLog}, mutated only on the main thread by the log writer
+ * (after each committed batch) and by the window expiry (rollup job).
+ *
+ * Why in memory: suggest answers must take well under a millisecond with a million logged
+ * searches. The SQLite side keeps the same numbers (`query_totals`) for restarts; this
+ * structure is rebuilt from it at open.
+ *
+ * Layout: every distinct query has one mutable {@link QueryStat}. A sorted array of "match
+ * keys" holds, for every query, the suffix starting at each word (so `postgres insert` is
+ * keyed as `postgres insert` and `insert`); a typed prefix is a contiguous range of that
+ * array (binary search), which gives both "starts with" and "a word starts with" matching.
+ * Counts change in place (the keys never move), so the hot write path is a Map lookup; only
+ * new distinct queries add keys, first to a small unsorted tail that is merged into the sorted
+ * array when it grows past {@link PENDING_MERGE_AT}.
+ */
+
+/** Aggregate of one normalised query over the suggestion window. */
+export interface QueryStat {
+  query: string;
+  /** Searches in the window (last 90 UTC days). */
+  count: number;
+  /** Result count of the most recent logged search of this query. */
+  lastResults: number;
+  /** Time (ms) of that most recent search. */
+  lastAt: number;
+  /** Scratch: id of the last lookup that saw this stat (de-duplicates multi-word hits). */
+  seen: number;
+}
+
+/** One entry of a suggestion answer. */
+export interface QuerySuggestion {
+  query: string;
+}
+
+const PENDING_MERGE_AT = 2048;
+
+/** Start offsets of the words of a normalised (single-spaced, trimmed) query. */
+function wordStarts(query: string): number[] {
+  const starts = [0];
+  for (let i = query.indexOf(' '); i !== -1; i = query.indexOf(' ', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** First index whose key is >= `needle` (keys sorted by UTF-16 code units, like Array#sort). */
+function lowerBound(keys: string[], needle: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < needle) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Ranking: most searched first, then queries that start with the typed text, then alphabetical. */
+function better(a: QueryStat, aPrefix: boolean, b: QueryStat, bPrefix: boolean): boolean {
+  if (a.count !== b.count) return a.count > b.count;
+  if (aPrefix !== bPrefix) return aPrefix;
+  return a.query < b.query;
+}
+
+export class SuggestionIndex {
+  private readonly stats = new Map<string, QueryStat>();
+  private keys: string[] = [];
+  private refs: QueryStat[] = [];
+  private pendingKeys: string[] = [];
+  private pendingRefs: QueryStat[] = [];
+  private lookupId = 0;
+
+  /** Distinct queries currently held (including ones whose window count fell to 0 until {@link compact}). */
+  get size(): number {
+    return this.stats.size;
+  }
+
+  /**
+   * Adds `delta` searches of `query` (already normalised). `results`/`at` update the "last
+   * results" when `at` is not older than what is known.
+   */
+  add(query: string, delta: number, results: number, at: number): void {
+    let stat = this.stats.get(query);
+    if (!stat) {
+      stat = { query, count: 0, lastResults: results, lastAt: at, seen: 0 };
+      this.stats.set(query, stat);
+      for (const start of wordStarts(query)) {
+        this.pendingKeys.push(start === 0 ? query : query.slice(start));
+        this.pendingRefs.push(stat);
+      }
+      if (this.pendingKeys.length >= PENDING_MERGE_AT) this.mergePending();
+    }
+    stat.count += delta;
+    if (at >= stat.lastAt) {
+      stat.lastAt = at;
+      stat.lastResults = results;
+    }
+  }
+
+  /** Removes `delta` searches (window expiry). Never goes below zero. */
+  subtract(query: string, delta: number): void {
+    const stat = this.stats.get(query);
+    if (stat) stat.count = Math.max(0, stat.count - delta);
+  }
+
+  /** Drops queries whose count is zero and rebuilds the key array (once a day, from the rollup job). */
+  compact(): void {
+    const live = [...this.stats.values()].filter((s) => s.count > 0);
+    this.stats.clear();
+    this.keys = [];
+    this.refs = [];
+    this.pendingKeys = [];
+    this.pendingRefs = [];
+    for (const s of live) {
+      this.stats.set(s.query, s);
+      for (const start of wordStarts(s.query)) {
+        this.pendingKeys.push(start === 0 ? s.query : s.query.slice(start));
+        this.pendingRefs.push(s);
+      }
+    }
+    this.mergePending();
+  }
+
+  /** Current stat of a query (tests, reports). */
+  get(query: string): Readonly<QueryStat> | undefined {
+    return this.stats.get(query);
+  }
+
+  /**
+   * Up to `max` logged queries matching the normalised `typed` text at the start of the query
+   * or at the start of one of its words, searched at least `minSearches` times in the window
+   * and whose last search returned results; most searched first. Pure read; O(log n + matches).
+   */
+  lookup(typed: string, max: number, minSearches: number): QuerySuggestion[] {
+    if (max <= 0 || typed === '') return [];
+    const id = ++this.lookupId;
+    const best: QueryStat[] = [];
+    const bestPrefix: boolean[] = [];
+    const consider = (stat: QueryStat): void => {
+      if (stat.seen === id) return;
+      stat.seen = id;
+      // `*` is the browse-everything query, never a useful completion.
+      if (stat.count < minSearches || stat.lastResults <= 0 || stat.query === '*') return;
+      const prefix = stat.query.startsWith(typed);
+      if (best.length === max && !better(stat, prefix, best[max - 1]!, bestPrefix[max - 1]!)) return;
+      let i = Math.min(best.length, max - 1);
+      if (best.length < max) {
+        best.push(stat);
+        bestPrefix.push(prefix);
+      }
+      while (i > 0 && better(stat, prefix, best[i - 1]!, bestPrefix[i - 1]!)) {
+        best[i] = best[i - 1]!;
+        bestPrefix[i] = bestPrefix[i - 1]!;
+        i--;
+      }
+      best[i] = stat;
+      bestPrefix[i] = prefix;
+    };
+    const keys = this.keys;
+    for (let i = lowerBound(keys, typed); i < keys.length && keys[i]!.startsWith(typed); i++) consider(this.refs[i]!);
+    const pk = this.pendingKeys;
+    for (let i = 0; i < pk.length; i++) if (pk[i]!.startsWith(typed)) consider(this.pendingRefs[i]!);
+    return best.map((s) => ({ query: s.query }));
+  }
+
+  /** Sorts the pending tail and merges it into the sorted key array (linear merge). */
+  private mergePending(): void {
+    if (this.pendingKeys.length === 0) return;
+    const order = this.pendingKeys.map((_, i) => i);
+    const pk = this.pendingKeys;
+    order.sort((a, b) => (pk[a]! < pk[b]! ? -1 : pk[a]! > pk[b]! ? 1 : 0));
+    const keys: string[] = new Array(this.keys.length + pk.length);
+    const refs: QueryStat[] = new Array(keys.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < this.keys.length || j < order.length) {
+      if (j >= order.length || (i < this.keys.length && this.keys[i]! <= pk[order[j]!]!)) {
+        keys[k] = this.keys[i]!;
+        refs[k++] = this.refs[i++]!;
+      } else {
+        keys[k] = pk[order[j]!]!;
+        refs[k++] = this.pendingRefs[order[j++]!]!;
+      }
+    }
+    this.keys = keys;
+    this.refs = refs;
+    this.pendingKeys = [];
+    this.pendingRefs = [];
+  }
+}
