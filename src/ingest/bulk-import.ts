@@ -1,0 +1,402 @@
+/**
+ * Bulk import (`sitesift index <siteId> <path>`, `make reindex`): reads page documents from
+ * `.json` (an array or one object), `.jsonl`/`.ndjson` (one object a line), their `.gz` forms,
+ * or a directory of such files (recursively, in name order), and posts them to a running
+ * server's `POST /sites/pagesJson` in batches of up to 100.
+ *
+ * Runs in the CLI process (not in the server). The server validates; this module only isolates
+ * the bad entries of a rejected batch — using the server's per-entry `errors` when present,
+ * otherwise by re-sending the batch entry by entry — so that one bad document does not keep its
+ * 99 neighbours out, and reports each rejected entry with its file, line and reason.
+ *
+ * Progress is measured in input bytes consumed (compressed bytes for `.gz`), so it needs no
+ * counting pass over the input.
+ */
+import { createReadStream, promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { MAX_BATCH } from './validate.js';
+
+/** One document read from the input, with where it came from. */
+export interface ImportEntry {
+  /** `file:line` (JSONL) or `file[index]` (JSON array), for the summary. */
+  origin: string;
+  /** The parsed document, or undefined when the text was not valid JSON. */
+  doc?: unknown;
+  parseError?: string;
+}
+
+/** A document the server (or the reader) refused, with the reason. */
+export interface Rejection {
+  origin: string;
+  url?: string;
+  reason: string;
+}
+
+export interface ImportSummary {
+  /** Entries read from the input. */
+  read: number;
+  /** Documents the server acknowledged (sum of `indexed`; duplicates in a batch count once). */
+  indexed: number;
+  rejected: Rejection[];
+  /** Wall-clock milliseconds. */
+  elapsedMs: number;
+}
+
+export interface ImportOptions {
+  /** Server base URL, e.g. `http://127.0.0.1:8080`. */
+  serverUrl: string;
+  /** Master key, sent as `Authorization: Bearer`. */
+  masterKey: string;
+  siteId: string;
+  /** File or directory to import. */
+  input: string;
+  /** Prefix for relative `url` values (the corpus has `acronyms.html`). */
+  baseUrl?: string;
+  /** Documents per request, 1–100 (default 100). */
+  batchSize?: number;
+  /** Requests in flight (default 2). */
+  concurrency?: number;
+  /** Pass `ignoreUndefinedFilters=true`. */
+  ignoreUndefinedFilters?: boolean;
+  /** Ask the server to wait until the last batch is searchable (`refresh=true`). */
+  refreshAtEnd?: boolean;
+  /** Progress output (default: process.stderr). */
+  out?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Injected for tests. */
+  fetch?: typeof fetch;
+  clock?: () => number;
+}
+
+/** Raised for failures that stop the whole import (auth, unknown site, unreachable server). */
+export class ImportAborted extends Error {}
+
+const INPUT_EXTENSIONS = ['.json', '.jsonl', '.ndjson', '.json.gz', '.jsonl.gz', '.ndjson.gz'];
+
+/** Lists the input files of `input` (a file, or a directory walked recursively in name order). */
+export async function listInputFiles(input: string): Promise<string[]> {
+  const stat = await fsp.stat(input);
+  if (stat.isFile()) return [input];
+  const out: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const names = (await fsp.readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const d of names) {
+      const p = path.join(dir, d.name);
+      if (d.isDirectory()) await walk(p);
+      else if (d.isFile() && INPUT_EXTENSIONS.some((e) => d.name.endsWith(e))) out.push(p);
+    }
+  };
+  await walk(input);
+  return out;
+}
+
+/**
+ * Reads the entries of one file. `onBytes` is told how many (raw, possibly compressed) bytes
+ * were consumed, for progress.
+ */
+export async function* readEntries(file: string, onBytes: (n: number) => void = () => {}): AsyncGenerator<ImportEntry> {
+  const gz = file.endsWith('.gz');
+  const raw = createReadStream(file);
+  raw.on('data', (chunk) => onBytes(chunk.length));
+  const text = gz ? raw.pipe(createGunzip()) : raw;
+  raw.on('error', (err) => text.emit('error', err));
+  const name = path.basename(file);
+  const isJsonl = /\.(jsonl|ndjson)(\.gz)?$/.test(file);
+  if (isJsonl) {
+    const lines = createInterface({ input: text, crlfDelay: Infinity });
+    let n = 0;
+    for await (const line of lines) {
+      n++;
+      if (line.trim() === '') continue;
+      try {
+        yield { origin: `${name}:${n}`, doc: JSON.parse(line) };
+      } catch (err) {
+        yield { origin: `${name}:${n}`, parseError: `not valid JSON (${(err as Error).message})` };
+      }
+    }
+    return;
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of text) chunks.push(c as Buffer);
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch (err) {
+    yield { origin: name, parseError: `not valid JSON (${(err as Error).message})` };
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) yield { origin: `${name}[${i}]`, doc: value[i] };
+  } else {
+    yield { origin: name, doc: value };
+  }
+}
+
+/** Resolves a relative `url` against `baseUrl`; anything else is returned unchanged. */
+export function withBaseUrl(doc: unknown, baseUrl: string | undefined): unknown {
+  if (!baseUrl || typeof doc !== 'object' || doc === null || Array.isArray(doc)) return doc;
+  const d = doc as Record<string, unknown>;
+  if (typeof d.url !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(d.url)) return doc;
+  try {
+    return { ...d, url: new URL(d.url, baseUrl).href };
+  } catch {
+    return doc;
+  }
+}
+
+interface PostResult {
+  status: number;
+  body: Record<string, unknown> | undefined;
+  retryAfterMs?: number;
+}
+
+/**
+ * Runs the import and returns its summary. Throws {@link ImportAborted} when the server refuses
+ * the credentials or the site, or stays unreachable.
+ */
+export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
+  const batchSize = opts.batchSize ?? MAX_BATCH;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH) {
+    throw new ImportAborted(`--batch-size must be an integer from 1 to ${MAX_BATCH} (got ${batchSize}).`);
+  }
+  if (opts.baseUrl !== undefined) {
+    let ok = false;
+    try {
+      ok = /^https?:$/.test(new URL(opts.baseUrl).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ImportAborted(`--base-url must be an absolute http(s) URL such as https://example.com/docs/ (got ${JSON.stringify(opts.baseUrl)}).`);
+  }
+  const concurrency = Math.max(1, opts.concurrency ?? 2);
+  const doFetch = opts.fetch ?? fetch;
+  const clock = opts.clock ?? Date.now;
+  const out = opts.out ?? process.stderr;
+  const started = clock();
+
+  const files = await listInputFiles(opts.input);
+  if (files.length === 0) throw new ImportAborted(`No .json, .jsonl or .jsonl.gz files found in ${opts.input}.`);
+  let totalBytes = 0;
+  for (const f of files) totalBytes += (await fsp.stat(f)).size;
+
+  const summary: ImportSummary = { read: 0, indexed: 0, rejected: [], elapsedMs: 0 };
+  const progress = new Progress(out, totalBytes, clock);
+
+  const endpoint = (refresh: boolean): string => {
+    const u = new URL('/sites/pagesJson', opts.serverUrl);
+    u.searchParams.set('site', opts.siteId);
+    if (opts.ignoreUndefinedFilters) u.searchParams.set('ignoreUndefinedFilters', 'true');
+    if (refresh) u.searchParams.set('refresh', 'true');
+    return u.href;
+  };
+
+  const post = async (docs: unknown[], refresh: boolean): Promise<PostResult> => {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await doFetch(endpoint(refresh), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${opts.masterKey}` },
+          body: JSON.stringify(docs),
+        });
+      } catch (err) {
+        if (attempt < 4) {
+          await delay(250 * 2 ** attempt);
+          continue;
+        }
+        throw new ImportAborted(`Cannot reach ${opts.serverUrl}: ${(err as Error).message}. Is the server running (make start)?`);
+      }
+      let body: Record<string, unknown> | undefined;
+      try {
+        body = (await res.json()) as Record<string, unknown>;
+      } catch {
+        body = undefined;
+      }
+      if ((res.status === 429 || res.status === 503) && attempt < 8) {
+        const ra = Number(res.headers.get('retry-after'));
+        await delay(Number.isFinite(ra) && ra > 0 ? Math.min(ra, 30) * 1000 : 500 * 2 ** Math.min(attempt, 5));
+        continue;
+      }
+      return { status: res.status, body };
+    }
+  };
+
+  const reasonOf = (r: PostResult): string => {
+    const msg = typeof r.body?.message === 'string' ? r.body.message : `HTTP ${r.status}`;
+    return msg;
+  };
+
+  const fatal = (r: PostResult): never => {
+    throw new ImportAborted(`The server refused the import (${r.status} ${String(r.body?.code ?? '')}): ${reasonOf(r)}`);
+  };
+
+  // Sends entries and isolates failures; never throws for per-document problems.
+  const send = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
+    const docs = batch.map((e) => withBaseUrl(e.doc, opts.baseUrl));
+    const r = await post(docs, refresh);
+    if (r.status === 200 || r.status === 202) {
+      summary.indexed += typeof r.body?.indexed === 'number' ? r.body.indexed : batch.length;
+      return;
+    }
+    const code = r.body?.code;
+    if (r.status === 401 || r.status === 403 || r.status === 404 || r.status === 405) fatal(r);
+    if (batch.length === 1) {
+      const url = urlOf(docs[0]);
+      summary.rejected.push({ origin: batch[0]!.origin, ...(url ? { url } : {}), reason: reasonOf(r) });
+      return;
+    }
+    if (code === 'invalid_document' && Array.isArray(r.body?.errors)) {
+      // The server names the bad entries: reject exactly those, resend the rest together.
+      const byIndex = new Map<number, string[]>();
+      for (const e of r.body.errors as Array<{ index?: unknown; field?: unknown; message?: unknown }>) {
+        if (typeof e.index !== 'number') continue;
+        const list = byIndex.get(e.index) ?? [];
+        list.push(`${String(e.field)} ${String(e.message)}`);
+        byIndex.set(e.index, list);
+      }
+      if (byIndex.size > 0 && [...byIndex.keys()].every((i) => i >= 0 && i < batch.length)) {
+        const good: ImportEntry[] = [];
+        batch.forEach((entry, i) => {
+          const problems = byIndex.get(i);
+          if (problems) {
+            const url = urlOf(docs[i]);
+            summary.rejected.push({ origin: entry.origin, ...(url ? { url } : {}), reason: problems.join('; ') });
+          } else good.push(entry);
+        });
+        if (good.length > 0) await sendOneByOneIfNeeded(good, refresh);
+        return;
+      }
+    }
+    if (r.status === 413) {
+      // Too big together: halve until each part fits (a single oversized entry is rejected above).
+      const mid = Math.ceil(batch.length / 2);
+      await send(batch.slice(0, mid), false);
+      await send(batch.slice(mid), refresh);
+      return;
+    }
+    if (r.status >= 500 && r.status !== 501) fatal(r);
+    for (let i = 0; i < batch.length; i++) await send([batch[i]!], refresh && i === batch.length - 1);
+  };
+
+  // After removing the named bad entries the rest should pass; if not, fall back to one by one.
+  const sendOneByOneIfNeeded = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
+    const docs = batch.map((e) => withBaseUrl(e.doc, opts.baseUrl));
+    const r = await post(docs, refresh);
+    if (r.status === 200 || r.status === 202) {
+      summary.indexed += typeof r.body?.indexed === 'number' ? r.body.indexed : batch.length;
+      return;
+    }
+    if (r.status === 401 || r.status === 403 || r.status === 404 || r.status === 405) fatal(r);
+    for (let i = 0; i < batch.length; i++) await send([batch[i]!], refresh && i === batch.length - 1);
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown;
+  const dispatch = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
+    while (inFlight.size >= concurrency) await Promise.race(inFlight);
+    if (failure) throw failure;
+    const p: Promise<void> = send(batch, refresh)
+      .catch((err) => {
+        failure ??= err;
+      })
+      .finally(() => {
+        inFlight.delete(p);
+        progress.update(summary);
+      });
+    inFlight.add(p);
+  };
+
+  let pending: ImportEntry[] = [];
+  for (const file of files) {
+    for await (const entry of readEntries(file, (n) => progress.addBytes(n))) {
+      summary.read++;
+      if (entry.parseError !== undefined) {
+        summary.rejected.push({ origin: entry.origin, reason: entry.parseError });
+        continue;
+      }
+      pending.push(entry);
+      if (pending.length === batchSize) {
+        await dispatch(pending, false);
+        pending = [];
+      }
+    }
+  }
+  // The final batch goes last, alone, so that refresh=true covers everything before it.
+  while (inFlight.size > 0) await Promise.race(inFlight);
+  if (failure) throw failure;
+  if (pending.length > 0) await dispatch(pending, opts.refreshAtEnd ?? false);
+  while (inFlight.size > 0) await Promise.race(inFlight);
+  if (failure) throw failure;
+  summary.elapsedMs = clock() - started;
+  progress.finish(summary);
+  return summary;
+}
+
+/** Renders the final summary as lines of text (at most `maxReasons` rejection lines). */
+export function formatSummary(s: ImportSummary, maxReasons = 20): string {
+  const secs = s.elapsedMs / 1000;
+  const rate = secs > 0 ? Math.round(s.indexed / secs) : s.indexed;
+  const lines = [`Imported ${s.read} entries in ${secs.toFixed(1)} s: ${s.indexed} indexed, ${s.rejected.length} rejected (${rate} docs/s).`];
+  for (const r of s.rejected.slice(0, maxReasons)) {
+    lines.push(`  rejected ${r.origin}${r.url ? ` (${r.url})` : ''}: ${r.reason}`);
+  }
+  if (s.rejected.length > maxReasons) lines.push(`  … and ${s.rejected.length - maxReasons} more rejected entries`);
+  return lines.join('\n');
+}
+
+function urlOf(doc: unknown): string | undefined {
+  const u = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>).url : undefined;
+  return typeof u === 'string' ? u : undefined;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A progress bar on a TTY; a plain line per 10 % otherwise. */
+class Progress {
+  private bytes = 0;
+  private lastDecile = 0;
+  private lastDraw = 0;
+  constructor(
+    private readonly out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number },
+    private readonly total: number,
+    private readonly clock: () => number,
+    private readonly started = clock(),
+  ) {}
+
+  addBytes(n: number): void {
+    this.bytes += n;
+  }
+
+  private fraction(): number {
+    return this.total > 0 ? Math.min(1, this.bytes / this.total) : 1;
+  }
+
+  update(s: ImportSummary): void {
+    const f = this.fraction();
+    if (this.out.isTTY) {
+      const now = this.clock();
+      if (now - this.lastDraw < 100 && f < 1) return;
+      this.lastDraw = now;
+      const width = Math.max(10, Math.min(40, (this.out.columns ?? 80) - 50));
+      const filled = Math.round(f * width);
+      const secs = (now - this.started) / 1000;
+      const rate = secs > 0 ? Math.round(s.indexed / secs) : 0;
+      this.out.write(`\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(f * 100)).padStart(3)}% ${s.indexed} indexed, ${s.rejected.length} rejected, ${rate}/s `);
+    } else {
+      const decile = Math.floor(f * 10);
+      if (decile > this.lastDecile) {
+        this.lastDecile = decile;
+        this.out.write(`${decile * 10}% read: ${s.indexed} indexed, ${s.rejected.length} rejected\n`);
+      }
+    }
+  }
+
+  finish(s: ImportSummary): void {
+    this.bytes = this.total;
+    this.update(s);
+    if (this.out.isTTY) this.out.write('\n');
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The document operations behind the JSON indexing and removal routes (SPEC §4): write
+ * validated pages durably, remove by URL or URL pattern, and keep the crawler's queue in step.
+ *
+ * Main thread. Every function resolves only after `ProjectIndex.write` resolved, i.e. after the
+ * write log was fsync'd: a resolved call is an acknowledged, crash-safe change.
+ */
+import type { ProjectIndex, WriteOp } from '../index/contract.js';
+import type { PageDoc } from '../types.js';
+import type { UrlMatcher } from './url-pattern.js';
+
+/**
+ * Optional store capability (being added to ProjectIndex): delete every live URL matching a
+ * predicate in one atomic write, resolving with the number deleted.
+ */
+type DeleteWhere = (predicate: (url: string) => boolean) => Promise<number>;
+
+/** What the crawler offers to ingest; every member optional until the crawler lands. */
+export interface CrawlHooks {
+  pushUrl?: (siteId: string, url: string, opts: { appendTo?: PageDoc }) => Promise<{ taskId: string }> | { taskId: string };
+  cancel?: (siteId: string, predicate: (url: string) => boolean) => unknown;
+}
+
+/** Result of {@link indexPages}. */
+export interface IndexPagesResult {
+  indexed: number;
+  /** The seq of the last op written (for `waitSearchable`). */
+  seq: number;
+}
+
+/**
+ * Writes `docs` (already validated; URLs unique) as one all-or-nothing write and, when
+ * `refresh`, waits until they are searchable.
+ */
+export async function indexPages(index: ProjectIndex, docs: PageDoc[], opts: { refresh: boolean }): Promise<IndexPagesResult> {
+  const ops: WriteOp[] = docs.map((doc) => ({ op: 'upsert', doc }));
+  const seq = await index.write(ops);
+  if (opts.refresh) await index.waitSearchable(seq);
+  return { indexed: docs.length, seq };
+}
+
+/**
+ * Removes one URL. Resolves with 1 when it had a live entry (any status), else 0 — no write is
+ * made for an absent URL. Queued crawls of the URL are cancelled either way.
+ */
+export async function deleteByUrl(
+  index: ProjectIndex,
+  url: string,
+  opts: { refresh: boolean; crawl?: CrawlHooks; siteId: string },
+): Promise<number> {
+  cancelCrawls(opts.crawl, opts.siteId, (u) => u === url);
+  if (!index.has(url)) return 0;
+  const seq = await index.write([{ op: 'delete', url }]);
+  if (opts.refresh) await index.waitSearchable(seq);
+  return 1;
+}
+
+/**
+ * Removes every live URL the matcher matches (search semantics). Uses the store's atomic
+ * `deleteWhere` when it has one; otherwise lists the URLs and writes one batch of deletes —
+ * the listing and the write's seq assignment happen in the same main-thread turn as far as the
+ * store's `write` is synchronous up to its fsync, so nothing written later is removed.
+ */
+export async function deleteByPattern(
+  index: ProjectIndex,
+  matcher: UrlMatcher,
+  opts: { refresh: boolean; crawl?: CrawlHooks; siteId: string },
+): Promise<number> {
+  cancelCrawls(opts.crawl, opts.siteId, (u) => matcher.test(u));
+  const deleteWhere = (index as unknown as { deleteWhere?: DeleteWhere }).deleteWhere;
+  let deleted: number;
+  let seq: number | undefined;
+  if (typeof deleteWhere === 'function') {
+    deleted = await deleteWhere.call(index, (u) => matcher.test(u));
+  } else {
+    const ops: WriteOp[] = [];
+    for (const url of index.urls()) if (matcher.test(url)) ops.push({ op: 'delete', url });
+    deleted = ops.length;
+    if (ops.length > 0) seq = await index.write(ops);
+  }
+  if (opts.refresh && deleted > 0) {
+    if (seq === undefined) await index.flush();
+    else await index.waitSearchable(seq);
+  }
+  return deleted;
+}
+
+function cancelCrawls(crawl: CrawlHooks | undefined, siteId: string, predicate: (url: string) => boolean): void {
+  if (typeof crawl?.cancel === 'function') crawl.cancel(siteId, predicate);
+}
