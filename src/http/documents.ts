@@ -1,5 +1,135 @@
+/**
+ * JSON indexing and removal routes (seed 4.2–4.5, SPEC §4). Main thread; thin: authenticate,
+ * validate, call one operation of `src/ingest`, shape the answer.
+ *
+ * - `POST /sites/pageJson` — one page document (a JSON object).
+ * - `POST /sites/pagesJson` — 1–100 page documents (a JSON array), all or nothing.
+ *   Query: `token`, `refresh` (wait until searchable), `ignoreUndefinedFilters`.
+ *   200 `{"status":"success","indexed":n}` once the write log holds the documents on disk.
+ *   `appendPageContent: true` on any entry: the supplied documents are written as above and
+ *   their URLs are queued for the crawler, which appends the fetched content (202 with
+ *   `taskId`; `taskIds` for a batch); 501 `not_implemented` and nothing written when this
+ *   server has no crawler.
+ * - `DELETE /index/documents` — `url` (exact, after the same canonicalisation as indexing) xor
+ *   `urlPattern` (RE2 regular expression, searched in the whole URL). Also cancels queued
+ *   crawls of the matching URLs. Optional `refresh=true` waits until the removal is visible.
+ */
 import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError, badParam } from '../errors.js';
+import type { ProjectIndex } from '../index/contract.js';
+import { deleteByPattern, deleteByUrl, indexPages, type CrawlHooks } from '../ingest/documents.js';
+import { compileUrlPattern } from '../ingest/url-pattern.js';
+import { canonicalPageUrl, validateBatch, validatePage, wantsAppend, type ValidateContext } from '../ingest/validate.js';
 import type { Services } from '../services.js';
+import type { PageDoc } from '../types.js';
+import { requireProject } from './auth.js';
+import { bodyLimit, readJson } from './body.js';
+import { parseBoolParam, queryParam } from './params.js';
 
-/** Registers the documents routes. (Placeholder until its owner fills it in.) */
-export function register(_router: Router, _services: Services): void {}
+/** Registers the documents routes. */
+export function register(router: Router, services: Services): void {
+  router.post('/sites/pageJson', async (ctx) => {
+    await indexRoute(ctx, services, false);
+  });
+  router.post('/sites/pagesJson', async (ctx) => {
+    await indexRoute(ctx, services, true);
+  });
+  router.delete('/index/documents', async (ctx) => {
+    await deleteRoute(ctx, services);
+  });
+}
+
+/** The project's index; the registry opens it on first use. */
+export async function projectIndex(services: Services, siteId: string): Promise<ProjectIndex> {
+  return services.indexes.get(siteId);
+}
+
+function crawlHooks(services: Services): CrawlHooks | undefined {
+  return (services as { crawl?: CrawlHooks }).crawl;
+}
+
+async function indexRoute(ctx: Context, services: Services, batch: boolean): Promise<void> {
+  const siteId = requireProject(ctx, services);
+  const refresh = parseBoolParam(ctx, 'refresh', false);
+  const ignoreUndefinedFilters = parseBoolParam(ctx, 'ignoreUndefinedFilters', false);
+  const body = await readJson(ctx, { maxBytes: bodyLimit(services) });
+  const vctx: ValidateContext = {
+    settings: services.projects.getSettings(siteId),
+    ignoreUndefinedFilters,
+    defaultSource: 'api',
+  };
+  const docs = batch ? validateBatch(body, vctx) : [validatePage(body, vctx)];
+
+  // Which URLs asked for append mode: per URL the last entry decides, as it is the one written.
+  const appendByUrl = new Map<string, boolean>();
+  for (const entry of batch ? (body as unknown[]) : [body]) {
+    const url = canonicalOf(entry);
+    if (url !== undefined) appendByUrl.set(url, wantsAppend(entry));
+  }
+  const appendUrls = [...appendByUrl].filter(([, append]) => append).map(([url]) => url);
+  const crawl = crawlHooks(services);
+  if (appendUrls.length > 0 && typeof crawl?.pushUrl !== 'function') {
+    throw new AppError(
+      'not_implemented',
+      'appendPageContent=true needs the crawler, which this server does not run; send the full content with appendPageContent=false.',
+      'appendPageContent',
+    );
+  }
+
+  const index = await projectIndex(services, siteId);
+  const { indexed } = await indexPages(index, docs, { refresh });
+  if (appendUrls.length === 0) {
+    ctx.body = { status: 'success', indexed };
+    return;
+  }
+  const byUrl = new Map<string, PageDoc>(docs.map((d) => [d.url, d]));
+  const taskIds: string[] = [];
+  for (const url of appendUrls) {
+    const task = await crawl!.pushUrl!(siteId, url, { appendTo: byUrl.get(url)! });
+    taskIds.push(task.taskId);
+  }
+  ctx.status = 202;
+  ctx.body = batch ? { status: 'success', indexed, taskId: taskIds[0], taskIds } : { status: 'success', indexed, taskId: taskIds[0] };
+}
+
+function canonicalOf(entry: unknown): string | undefined {
+  const u = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).url : undefined;
+  if (typeof u !== 'string') return undefined;
+  const c = canonicalPageUrl(u.trim());
+  return 'url' in c ? c.url : undefined;
+}
+
+async function deleteRoute(ctx: Context, services: Services): Promise<void> {
+  const siteId = requireProject(ctx, services);
+  const url = queryParam(ctx, 'url');
+  const urlPattern = queryParam(ctx, 'urlPattern');
+  const refresh = parseBoolParam(ctx, 'refresh', false);
+  const hasUrl = url !== undefined && url !== '';
+  const hasPattern = urlPattern !== undefined && urlPattern !== '';
+  if (hasUrl === hasPattern) {
+    throw badParam(
+      hasUrl ? 'urlPattern' : 'url',
+      hasUrl
+        ? 'Give either "url" or "urlPattern", not both.'
+        : 'Give the page to remove in "url" (an absolute URL) or the pages in "urlPattern" (a regular expression).',
+    );
+  }
+  const crawl = crawlHooks(services);
+  if (hasUrl) {
+    const c = canonicalPageUrl(url!.trim());
+    if ('problem' in c) throw badParam('url', `Parameter "url" ${c.problem}.`);
+    const index = await projectIndex(services, siteId);
+    const deleted = await deleteByUrl(index, c.url, { refresh, crawl, siteId });
+    ctx.body = { status: 'success', deleted };
+    return;
+  }
+  const matcher = compileUrlPattern(urlPattern!, 'urlPattern');
+  try {
+    const index = await projectIndex(services, siteId);
+    const deleted = await deleteByPattern(index, matcher, { refresh, crawl, siteId });
+    ctx.body = { status: 'success', deleted };
+  } finally {
+    matcher.dispose();
+  }
+}

@@ -18,6 +18,7 @@ type DeleteWhere = (predicate: (url: string) => boolean) => Promise<number>;
 /** What the crawler offers to ingest; every member optional until the crawler lands. */
 export interface CrawlHooks {
   pushUrl?: (siteId: string, url: string, opts: { appendTo?: PageDoc }) => Promise<{ taskId: string }> | { taskId: string };
+  /** Drops queued crawls whose URL matches; the predicate is only valid during the call. */
   cancel?: (siteId: string, predicate: (url: string) => boolean) => unknown;
 }
 
