@@ -1,0 +1,368 @@
+/**
+ * The search engine: matching, scoring, filtering, facets, sorting and grouping over one pinned
+ * index generation (main thread, synchronous, no I/O beyond SQLite reads of immutable segments).
+ *
+ * Ranking: documents are ordered by (number of typo-matched words ascending, score descending,
+ * URL ascending), so exact matches always come before typo matches and ties are deterministic.
+ * The score is BM25F: per query word, the best of its expansions (exact, stem, synonym, prefix,
+ * typo; each with a weight below 1 except exact) of idf × saturated field-weighted tf, summed
+ * over query words, times a proximity factor and the page's boost. Every statistic (N, average
+ * field lengths, document frequencies) is taken over the live documents of all segments, so the
+ * result does not depend on how the index is split.
+ */
+import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
+import { NFIELDS, type Postings } from '../index/segment.js';
+import type { FieldWeights, FilterDefinition, SearchSettings } from '../types.js';
+import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze.js';
+import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
+import { typoBudget, Vocabulary } from './typo.js';
+import { type ActiveFilter, Facet, passes, sortKey, compareKeys, type SortKey } from './filters.js';
+
+export interface SearchRequest {
+  query: string;
+  filters: ActiveFilter[];
+  sort: string | null;
+  sortOrder: 'ASC' | 'DESC';
+  includeContentGroups: string[] | null;
+  excludeContentGroups: string[] | null;
+  /** Compute facets for these filter definitions (empty: none). */
+  facetDefs: FilterDefinition[];
+  /** Overrides settings.typoTolerance (suggest uses its own). */
+  typoTolerance?: 'default' | 'strict' | 'off';
+  /** Last word as prefix (default true). */
+  prefix?: boolean;
+}
+
+/** One ranked match. */
+export interface Hit {
+  seg: LiveSegment;
+  id: number;
+  url: string;
+  /** Group name as reported ('_' for none). */
+  group: string;
+  score: number;
+  typos: number;
+}
+
+export interface EngineResult {
+  /** Every match, ranked (or sorted). */
+  hits: Hit[];
+  perGroup: Record<string, number>;
+  facets: Array<Record<string, unknown>>;
+  /** Folded words that matched (for highlighting). */
+  matched: Set<string>;
+  /** Query words actually required after the drop-last-words fallback. */
+  usedWords: string[];
+  parsed: ParsedQuery;
+}
+
+type Kind = 'exact' | 'stem' | 'synonym' | 'prefix' | 'typo';
+interface Alternative {
+  term: string;
+  kind: Kind;
+  distance: number;
+  weight: number;
+}
+
+const KIND_WEIGHT: Record<Kind, number> = { exact: 1, stem: 0.9, synonym: 0.9, prefix: 0.8, typo: 0.6 };
+const K1 = 1.2;
+// Length normalisation per field: titles and URLs are short and uniform, content varies.
+const B: number[] = [0.5, 0.5, 0.6, 0.5, 0.75];
+const MAX_PREFIX_EXPANSIONS = 60;
+
+const vocabCache = new WeakMap<object, Vocabulary>();
+function vocabularyOf(seg: LiveSegment): Vocabulary {
+  let v = vocabCache.get(seg.reader);
+  if (!v) vocabCache.set(seg.reader, (v = new Vocabulary(seg.reader.terms())));
+  return v;
+}
+
+export function groupName(g: string): string {
+  return g === '' ? '_' : g;
+}
+
+function isStop(word: string, settings: SearchSettings): boolean {
+  if (settings.stopWords) return settings.stopWords.includes(word);
+  return settings.language === 'en' && isEnglishStopWord(word);
+}
+
+/** Expansions of one query word present anywhere in the snapshot. */
+function expand(q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tolerance: 'default' | 'strict' | 'off', allowPrefix: boolean): Map<string, Alternative> {
+  const alts = new Map<string, Alternative>();
+  const add = (term: string, kind: Kind, distance: number, weight = KIND_WEIGHT[kind]) => {
+    const old = alts.get(term);
+    if (!old || weight > old.weight) alts.set(term, { term, kind, distance, weight });
+  };
+  const w = q.word;
+  const segs = snap.segments;
+  for (const s of segs) if (s.reader.hasTerm(w)) { add(w, 'exact', 0); break; }
+  if (q.exactOnly) return alts;
+  const st = stemWord(w, settings.language);
+  for (const s of segs) for (const t of s.reader.termsWithStem(st)) if (t !== w) add(t, 'stem', 0);
+  for (const syn of synonymsOf(w, settings)) {
+    for (const s of segs) if (s.reader.hasTerm(syn)) { add(syn, 'synonym', 0); break; }
+    const sst = stemWord(syn, settings.language);
+    for (const s of segs) for (const t of s.reader.termsWithStem(sst)) add(t, 'synonym', 0, KIND_WEIGHT.synonym * 0.95);
+  }
+  if (q.prefix && allowPrefix) {
+    for (const s of segs) {
+      for (const t of s.reader.termsWithPrefix(w, MAX_PREFIX_EXPANSIONS)) {
+        // Closer completions are likelier what the visitor is typing.
+        if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
+      }
+    }
+  }
+  const budget = typoBudget([...w].length, tolerance);
+  if (budget > 0) {
+    for (const s of segs) {
+      const voc = vocabularyOf(s);
+      for (const m of voc.fuzzy(w, budget, false)) {
+        if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
+      }
+      if (q.prefix && allowPrefix && w.length >= 4) {
+        for (const m of voc.fuzzy(w, 1, true, 60)) {
+          if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo * KIND_WEIGHT.prefix);
+        }
+      }
+    }
+  }
+  return alts;
+}
+
+/** Single-word synonyms of `word` from settings (groups both ways, mappings one way). */
+function synonymsOf(word: string, settings: SearchSettings): string[] {
+  const out: string[] = [];
+  for (const s of settings.synonyms) {
+    if ('terms' in s) {
+      const forms = s.terms.map((t) => analyse(t).join(' '));
+      if (forms.includes(word)) for (const f of forms) if (f !== word && !f.includes(' ')) out.push(f);
+    } else if (analyse(s.from).join(' ') === word) {
+      for (const t of s.to) {
+        const f = analyse(t).join(' ');
+        if (f && !f.includes(' ')) out.push(f);
+      }
+    }
+  }
+  return out;
+}
+
+interface SlotMatch {
+  score: number;
+  typos: number;
+}
+
+/**
+ * Runs a query over a pinned snapshot. Pure with respect to its inputs; statistics are
+ * snapshot-wide.
+ */
+export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: SearchRequest): EngineResult {
+  const parsed = parseQuery(req.query);
+  const tolerance = req.typoTolerance ?? settings.typoTolerance;
+  const weights = fieldWeightArray(settings.fieldWeights);
+  const N = Math.max(1, snap.totalDocs);
+  const avg = snap.totalLengths.map((l) => Math.max(1, l / N));
+  const matched = new Set<string>();
+
+  // Words that must match: stop words only count when the query has nothing else.
+  let slots = parsed.words.filter((w) => w.phrase >= 0 || !isStop(w.word, settings));
+  if (slots.length === 0) slots = parsed.words;
+  const alternatives = slots.map((w) => [...expand(w, snap, settings, tolerance, req.prefix !== false).values()]);
+
+  const postingsCache = new Map<string, Array<Postings | null>>();
+  const postingsOf = (term: string): Array<Postings | null> => {
+    let p = postingsCache.get(term);
+    if (!p) postingsCache.set(term, (p = snap.segments.map((s) => s.reader.postings(term))));
+    return p;
+  };
+
+  // Per segment, per slot: best alternative score of each document.
+  const slotMaps: Array<Array<Map<number, SlotMatch>>> = snap.segments.map((seg, si) => {
+    const dv = seg.reader.docValues();
+    return alternatives.map((alts) => {
+      const m = new Map<number, SlotMatch>();
+      for (const a of alts) {
+        const p = postingsOf(a.term)[si];
+        if (!p) continue;
+        for (let i = 0; i < p.ids.length; i++) {
+          const id = p.ids[i]!;
+          if (seg.dead[id] === 1) continue;
+          let x = 0;
+          for (let f = 0; f < NFIELDS; f++) {
+            const tf = p.tfs[i * NFIELDS + f]!;
+            if (tf === 0) continue;
+            const len = dv.lengths[id * NFIELDS + f]!;
+            x += (weights[f]! * tf) / (1 - B[f]! + (B[f]! * len) / avg[f]!);
+          }
+          const s = a.weight * ((x * (K1 + 1)) / (x + K1));
+          const typos = a.kind === 'typo' ? 1 : 0;
+          const old = m.get(id);
+          if (!old) m.set(id, { score: s, typos });
+          else if (typos < old.typos || (typos === old.typos && s > old.score)) m.set(id, { score: Math.max(s, old.score), typos });
+        }
+      }
+      return m;
+    });
+  });
+
+  // One idf per query word over the union of its expansions (live documents of all segments):
+  // expansions act as one term, so a rare variant does not outrank the word itself.
+  const slotIdf = slots.map((_, i) => {
+    let df = 0;
+    for (const maps of slotMaps) df += maps[i]!.size;
+    return Math.log(1 + (N - df + 0.5) / (df + 0.5));
+  });
+
+  const phraseSets = (si: number): Array<Set<number>> =>
+    parsed.phrases.map((ph) => snap.segments[si]!.reader.ftsMatch('"' + ph.join(' ') + '"'));
+  const excludedIds = (si: number): Set<number> => {
+    const out = new Set<number>();
+    const seg = snap.segments[si]!;
+    for (const w of parsed.excludes) {
+      const forms = new Set([w, ...seg.reader.termsWithStem(stemWord(w, settings.language))]);
+      for (const t of forms) {
+        const p = seg.reader.postings(t);
+        if (p) for (const id of p.ids) out.add(id);
+      }
+    }
+    for (const ph of parsed.excludedPhrases) for (const id of seg.reader.ftsMatch('"' + ph.join(' ') + '"')) out.add(id);
+    return out;
+  };
+
+  const includeGroups = req.includeContentGroups ? new Set(req.includeContentGroups) : null;
+  const excludeGroups = req.excludeContentGroups ? new Set(req.excludeContentGroups) : null;
+  const facets = req.facetDefs.map((d) => new Facet(d));
+  const facetIndex = new Map(req.facetDefs.map((d, i) => [d.id, i]));
+
+  // Drop-last-words fallback: require the first k slots, k from all down to 1.
+  let required = slots.length;
+  let hits: Hit[] = [];
+  const perGroup: Record<string, number> = {};
+  const mustKeep = slots.map((s) => s.phrase >= 0 || s.exactOnly);
+  for (;;) {
+    hits = [];
+    for (const f of facets) f.counts.clear(), (f.min = Infinity), (f.max = -Infinity), (f.seen = 0);
+    for (const k of Object.keys(perGroup)) delete perGroup[k];
+    const use = slots.map((_, i) => i < required || mustKeep[i]!);
+    const idfs = slotIdf.filter((_, i) => use[i]);
+    snap.segments.forEach((seg, si) => {
+      const dv = seg.reader.docValues();
+      const maps = slotMaps[si]!.filter((_, i) => use[i]);
+      const phrases = parsed.phrases.length ? phraseSets(si) : [];
+      const excluded = parsed.excludes.length || parsed.excludedPhrases.length ? excludedIds(si) : null;
+      const consider = (id: number, score: number, typos: number) => {
+        if (seg.dead[id] === 1 || dv.status[id] !== 200) return;
+        if (excluded?.has(id)) return;
+        for (const ph of phrases) if (!ph.has(id)) return;
+        const group = groupName(dv.group[id]!);
+        if (includeGroups && !includeGroups.has(group)) return;
+        if (excludeGroups && excludeGroups.has(group)) return;
+        // Filters: a document failing exactly one filter still counts for that filter's facet.
+        let failed = -1;
+        let failures = 0;
+        const fv = dv.filters[id] ?? null;
+        for (let fi = 0; fi < req.filters.length; fi++) {
+          if (!passes(fv, req.filters[fi]!)) {
+            failures++;
+            failed = fi;
+            if (failures > 1) break;
+          }
+        }
+        if (failures === 1) {
+          const idx = facetIndex.get(req.filters[failed]!.key);
+          if (idx !== undefined) facets[idx]!.add(fv);
+          return;
+        }
+        if (failures > 1) return;
+        for (const f of facets) f.add(fv);
+        perGroup[group] = (perGroup[group] ?? 0) + 1;
+        hits.push({ seg, id, url: dv.urls[id]!, group, score: score * dv.boost[id]!, typos });
+      };
+      if (parsed.browse || maps.length === 0) {
+        for (let id = 0; id < dv.urls.length; id++) consider(id, 0, 0);
+        return;
+      }
+      let smallest = 0;
+      for (let i = 1; i < maps.length; i++) if (maps[i]!.size < maps[smallest]!.size) smallest = i;
+      for (const [id] of maps[smallest]!) {
+        let score = 0;
+        let typos = 0;
+        let ok = true;
+        for (let mi = 0; mi < maps.length; mi++) {
+          const e = maps[mi]!.get(id);
+          if (!e) {
+            ok = false;
+            break;
+          }
+          score += e.score * idfs[mi]!;
+          typos += e.typos;
+        }
+        if (ok) consider(id, score, typos);
+      }
+    });
+    if (hits.length > 0 || parsed.browse) break;
+    // Drop the last droppable word and retry.
+    let next = required - 1;
+    while (next > 0 && mustKeep[next]) next--;
+    if (next <= 0 || slots.length <= 1) break;
+    required = next;
+  }
+
+  const used = slots.filter((_, i) => i < required || mustKeep[i]!);
+  for (const [i, alts] of alternatives.entries()) if (i < required || mustKeep[i]) for (const a of alts) matched.add(a.term);
+
+  sortHits(hits, req);
+  return {
+    hits,
+    perGroup,
+    facets: facets.map((f) => f.out()).filter((x): x is Record<string, unknown> => x !== null),
+    matched,
+    usedWords: used.map((s) => s.word),
+    parsed,
+  };
+}
+
+function fieldWeightArray(w: FieldWeights): number[] {
+  return [w.title, w.keywords, w.headings, w.url, w.content];
+}
+
+function byRelevance(a: Hit, b: Hit): number {
+  return a.typos - b.typos || b.score - a.score || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
+}
+
+function sortHits(hits: Hit[], req: SearchRequest): void {
+  if (!req.sort) {
+    hits.sort(byRelevance);
+    return;
+  }
+  const key = req.sort;
+  const keys = new Map<Hit, { k: SortKey; raw: string }>();
+  for (const h of hits) {
+    const dps = h.seg.reader.docValues().dataPoints[h.id] ?? null;
+    const k = sortKey(dps, key);
+    const raw = dps?.find((d) => d.key === key)?.value ?? '';
+    keys.set(h, { k, raw: String(raw) });
+  }
+  const dir = req.sortOrder === 'DESC' ? -1 : 1;
+  hits.sort((a, b) => {
+    const ka = keys.get(a)!;
+    const kb = keys.get(b)!;
+    // Pages without the key sort last in both orders.
+    if (ka.k === null || kb.k === null) {
+      if (ka.k === null && kb.k === null) return byRelevance(a, b);
+      return ka.k === null ? 1 : -1;
+    }
+    return dir * compareKeys(ka.k, kb.k, ka.raw, kb.raw) || byRelevance(a, b);
+  });
+}
+
+/** Data-point keys present in the snapshot (default sorting options). */
+export function dataPointKeys(snap: IndexSnapshot): string[] {
+  const keys = new Set<string>();
+  for (const s of snap.segments) {
+    const dv = s.reader.docValues();
+    dv.dataPoints.forEach((dps, id) => {
+      if (dps && s.dead[id] !== 1 && dv.status[id] === 200) for (const d of dps) keys.add(d.key);
+    });
+  }
+  return [...keys].sort();
+}

@@ -1,0 +1,98 @@
+import t from 'tap';
+import { runQuery, type SearchRequest } from '../../src/search/engine.js';
+import { snapshotOf } from '../helpers/snapshot.js';
+import { makeDoc } from '../helpers/docs.js';
+import type { PageDoc, SearchSettings } from '../../src/types.js';
+
+const settings: SearchSettings = {
+  language: 'en',
+  stopWords: null,
+  typoTolerance: 'default',
+  fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 },
+  synonyms: [{ terms: ['tv', 'television'] }, { from: 'pg', to: ['postgresql'] }],
+  resultMappings: [],
+};
+const req = (query: string, extra: Partial<SearchRequest> = {}): SearchRequest => ({
+  query, filters: [], sort: null, sortOrder: 'ASC', includeContentGroups: null, excludeContentGroups: null, facetDefs: [], ...extra,
+});
+
+const docs: PageDoc[] = [
+  makeDoc('https://s.test/create-table', 'CREATE TABLE', 'Define a new table. Tables hold rows of data in columns.', { headings: ['Synopsis', 'Description'] }),
+  makeDoc('https://s.test/alter-table', 'ALTER TABLE', 'Change the definition of a table. Columns can be added.', { headings: ['Synopsis'] }),
+  makeDoc('https://s.test/indexes', 'Indexes', 'An index speeds up queries on a table. Indexes cost writes.'),
+  makeDoc('https://s.test/tv', 'Television guide', 'What is on television tonight.', { contentGroup: 'Media' }),
+  makeDoc('https://s.test/postgres', 'About PostgreSQL', 'PostgreSQL is a relational database with tables.', { keywords: ['database'] }),
+  makeDoc('https://s.test/vacuum', 'Routine Vacuuming', 'Vacuum reclaims storage occupied by dead tuples in a table.'),
+  makeDoc('https://s.test/phrase', 'Phrase page', 'the dead tuples are removed; tuples dead otherwise'),
+];
+
+const urls = (r: ReturnType<typeof runQuery>) => r.hits.map((h) => h.url.replace('https://s.test/', ''));
+
+t.test('identical ranking however the index is split (with replaced and deleted pages)', async (t) => {
+  const extra = [makeDoc('https://s.test/old', 'Old table page', 'obsolete table text'), makeDoc('https://s.test/indexes', 'Stale', 'stale table')];
+  const one = snapshotOf([[...extra, ...docs, { delete: 'https://s.test/old' }]]);
+  const many = snapshotOf([[extra[0]!], [extra[1]!, docs[0]!], docs.slice(1, 3), docs.slice(3, 5), [docs[5]!], [docs[6]!, { delete: 'https://s.test/old' }]]);
+  t.teardown(() => (one.cleanup(), many.cleanup()));
+  t.equal(one.totalDocs, many.totalDocs);
+  t.same(one.totalLengths, many.totalLengths);
+  for (const q of ['table', 'tables', 'dead tuples', 'tabel', 'ind', 'table rows data', '*', 'postgres', 'vacum storage']) {
+    const a = runQuery(one, settings, req(q));
+    const b = runQuery(many, settings, req(q));
+    t.same(urls(b), urls(a), `same order for ${q}`);
+    t.same(b.hits.map((h) => h.score.toFixed(9)), a.hits.map((h) => h.score.toFixed(9)), `same scores for ${q}`);
+  }
+  t.notOk(urls(runQuery(many, settings, req('obsolete'))).includes('old'), 'deleted page not found');
+  t.notOk(urls(runQuery(many, settings, req('stale'))).length, 'replaced content not found');
+});
+
+t.test('matching semantics', async (t) => {
+  const s = snapshotOf([docs]);
+  t.teardown(() => s.cleanup());
+  const q = (x: string, e: Partial<SearchRequest> = {}) => urls(runQuery(s, settings, req(x, e)));
+  t.same(q('create table').slice(0, 1), ['create-table'], 'AND, title first');
+  t.ok(q('table').includes('alter-table') && q('table').includes('indexes'), 'all pages with the word');
+  t.equal(q('table')[0]!.endsWith('table'), true, 'title matches rank first');
+  t.ok(q('tables').includes('alter-table'), 'stemming: tables finds table');
+  t.same(q('CRÉATE Tâble').slice(0, 1), ['create-table'], 'case and diacritics folded');
+  t.same(q('"dead tuples"').sort(), ['phrase', 'vacuum'], 'phrase');
+  t.same(q('"tuples dead"'), ['phrase'], 'phrase order matters');
+  t.same(q('table -vacuum').includes('vacuum'), false, 'exclusion');
+  t.same(q('table -"dead tuples"').includes('vacuum'), false, 'phrase exclusion');
+  t.same(q('vacu'), ['vacuum'], 'last word as prefix');
+  t.same(q('vacuum rout'), ['vacuum'], 'prefix after another word');
+  t.same(q('vacu ', {}), [], 'a finished word is not a prefix');
+  t.same(q('tabel').slice(0, 2).sort(), ['alter-table', 'create-table'], 'typo (transposition) found');
+  t.same(q('vacuming'), ['vacuum'], '1 edit at 8 letters');
+  t.same(q('tv'), ['tv'], 'synonym group');
+  t.same(q('pg'), ['postgres'], 'one-way mapping');
+  t.same(q('postgresql'), ['postgres'], 'mapping is one way: postgresql does not find pg');
+  t.same(q('table zzzzqqq').length > 0, true, 'drop-last-words fallback');
+  t.same(q('the table').length, q('table').length, 'stop words ignored');
+  t.same(q('tabel', { typoTolerance: 'off' }), [], 'typo tolerance off');
+  t.ok(q('the').length > 0, 'a stop-word-only query still matches');
+});
+
+t.test('exact matches always above typo matches', async (t) => {
+  const s = snapshotOf([[
+    makeDoc('https://s.test/a', 'Contant heavy contant contant', 'contant contant contant', { boost: 100 }),
+    makeDoc('https://s.test/b', 'Misc', 'a long text that mentions constant only once among many many other words here'),
+  ]]);
+  t.teardown(() => s.cleanup());
+  const r = runQuery(s, settings, req('constant'));
+  t.same(urls(r), ['b', 'a']);
+  t.equal(r.hits[0]!.typos, 0);
+  t.equal(r.hits[1]!.typos, 1);
+});
+
+t.test('boost multiplies, ties break on URL', async (t) => {
+  const s = snapshotOf([[
+    makeDoc('https://s.test/z', 'Same', 'same'),
+    makeDoc('https://s.test/m', 'Same', 'same'),
+    makeDoc('https://s.test/a', 'Same', 'same'),
+    makeDoc('https://s.test/boosted', 'Same', 'same', { boost: 2 }),
+  ]]);
+  t.teardown(() => s.cleanup());
+  const r = runQuery(s, settings, req('same'));
+  t.same(urls(r), ['boosted', 'a', 'm', 'z']);
+  t.equal(r.hits[0]!.score.toFixed(9), (r.hits[1]!.score * 2).toFixed(9));
+});
