@@ -9,7 +9,7 @@
  * columns, and every commit updates them copy-on-write so each manifest generation has its own
  * immutable view.
  */
-import type { PageDoc } from '../types.js';
+import type { DocSource, PageDoc } from '../types.js';
 import type { SegmentReader } from './segment.js';
 
 /** An operation as a caller submits it; the index assigns `seq` and `at`. */
@@ -47,6 +47,57 @@ export interface IndexStats {
   lastUpdated: string | null;
 }
 
+/** Query of {@link ProjectIndex.listEntries} (the `indexedContent` report). */
+export interface EntryListingQuery {
+  /** Substring the URL must contain. */
+  urlContains?: string;
+  /** An index status code (`404`, `'200'`) or a class (`'4XX'`). */
+  status?: number | string;
+  /** A DocumentType, e.g. `'PDF'` (case-insensitive). */
+  contentType?: string;
+  /** Default 0. */
+  offset?: number;
+  /** Default 50 (the route validates the 1000 maximum). */
+  limit?: number;
+}
+
+/** One live entry as `indexedContent` shows it. Dates are ISO strings. */
+export interface EntryListingRow {
+  url: string;
+  title: string;
+  contentType: string;
+  status: number;
+  message?: string;
+  /** '' when the page belongs to no group. */
+  contentGroup: string;
+  source: DocSource;
+  /** When the URL was first indexed (kept across re-indexing; reset by a delete). */
+  indexedAt: string;
+  /** When its current version was written. */
+  updatedAt: string;
+}
+
+export interface EntryListing {
+  /** Matching live entries before offset/limit. */
+  total: number;
+  /** Sorted by URL. */
+  rows: EntryListingRow[];
+}
+
+/** One segment of the current generation (admin/status output, tests). */
+export interface SegmentSummary {
+  id: string;
+  file: string;
+  docCount: number;
+  /** Rows that are tombstones in the current generation. */
+  deadCount: number;
+  deleteCount: number;
+  liveSearchable: number;
+  bytes: number;
+  minSeq: number;
+  maxSeq: number;
+}
+
 /** The per-project store. All methods run on the main thread; builds/merges run in the pool. */
 export interface ProjectIndex {
   readonly siteId: string;
@@ -64,9 +115,23 @@ export interface ProjectIndex {
   /** Pins the current generation for one search. */
   acquire(): IndexSnapshot;
   stats(): IndexStats;
-  /** Forces a merge; `full` merges everything into one segment. */
+  /**
+   * Runs the merge policy until it selects nothing (background, one merge at a time per
+   * project); `full` merges everything into one segment, dropping all tombstones.
+   */
   merge(opts?: { full?: boolean }): Promise<void>;
   /** Flushes the buffer into a segment now (tests, shutdown). */
   flush(): Promise<void>;
+  /**
+   * Deletes every live URL (published or only acknowledged) matching `predicate` in one
+   * durable batch; resolves with how many it removed (DELETE by `urlPattern`).
+   */
+  deleteWhere(predicate: (url: string) => boolean): Promise<number>;
+  /** Live entries (any status, including acknowledged unpublished ones) for `indexedContent`. */
+  listEntries(query?: EntryListingQuery): EntryListing;
+  /** Segments of the current generation with their tombstone counts. */
+  segments(): SegmentSummary[];
+  /** Removes unreferenced segment files and covered write-log files; returns how many. */
+  gc(): number;
   close(): Promise<void>;
 }

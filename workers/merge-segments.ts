@@ -1,0 +1,13 @@
+/**
+ * Pool task `merge-segments` (worker thread): copies the rows that were live at merge start
+ * out of the source segments (plus the delete markers still needed) into one new segment file
+ * and returns its {@link SegmentInfo}. The main thread commits it; writes that arrive meanwhile
+ * have higher seqs, so the liveness rule makes the merged copies dead without coordination.
+ * Payload: {@link MergeSegmentsTask}.
+ */
+import { runMergeSegments, type MergeSegmentsTask } from '../src/index/tasks.js';
+import type { SegmentInfo } from '../src/index/segment.js';
+
+export default function mergeSegments(payload: MergeSegmentsTask): SegmentInfo {
+  return runMergeSegments(payload);
+}
