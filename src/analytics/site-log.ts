@@ -122,10 +122,10 @@ export class SiteQueryLog {
         'INSERT INTO query_days(query, day, count) VALUES (?, ?, 1) ON CONFLICT(query, day) DO UPDATE SET count = count + 1',
       ),
       addTotal: this.db.prepare(
-        `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (?1, 1, ?2, ?3)
+        `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (@query, 1, @results, @at)
          ON CONFLICT(query) DO UPDATE SET count = count + 1,
-           last_results = CASE WHEN ?3 >= last_at THEN ?2 ELSE last_results END,
-           last_at = MAX(last_at, ?3)`,
+           last_results = CASE WHEN @at >= last_at THEN @results ELSE last_results END,
+           last_at = MAX(last_at, @at)`,
       ),
       markDirty: this.db.prepare('INSERT OR IGNORE INTO dirty_hours(hour) VALUES (?)'),
       setState: this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)'),
@@ -142,7 +142,7 @@ export class SiteQueryLog {
           // Only searches inside the window count for suggestions (an expired day never comes back).
           if (dayOf(r.at) >= this.windowStartDay) {
             this.stmt.addDay.run(r.query, dayOf(r.at));
-            this.stmt.addTotal.run(r.query, r.results, r.at);
+            this.stmt.addTotal.run({ query: r.query, results: r.results, at: r.at });
             counted.push(r);
           }
         } else {

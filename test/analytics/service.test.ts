@@ -1,0 +1,214 @@
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { QueryLogService, type QueryLogOptions } from '../../src/analytics/service.js';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
+
+function setup(t: { teardown(fn: () => void): void }, extra: Partial<QueryLogOptions> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-ql-'));
+  let now = T0;
+  const errors: unknown[] = [];
+  const svc = new QueryLogService({ dataDir, clock: () => now, onError: (e) => errors.push(e), ...extra });
+  t.teardown(() => {
+    svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    svc,
+    dataDir,
+    errors,
+    setNow(ms: number) {
+      now = ms;
+    },
+  };
+}
+
+const suggest = (svc: QueryLogService, typed: string, max = 10, minSearches = 2) =>
+  svc.querySuggestions('docs', typed, { max, minSearches }).map((s) => s.query);
+
+t.test('query suggestion thresholds', async (t) => {
+  const { svc } = setup(t);
+  svc.record('docs', { query: 'Postgres Replication', results: 12 });
+  svc.flush();
+  t.same(suggest(svc, 'post'), [], 'searched once: not suggested');
+  svc.record('docs', { query: '  postgres   REPLICATION ', results: 9 });
+  svc.flush();
+  t.same(suggest(svc, 'post'), ['postgres replication'], 'searched twice (normalised the same): suggested');
+  t.same(suggest(svc, 'post', 10, 3), [], 'minSearches 3 needs a third search');
+
+  svc.record('docs', { query: 'postgis', results: 0 });
+  svc.record('docs', { query: 'postgis', results: 0 });
+  svc.record('docs', { query: 'postgis', results: 0 });
+  svc.flush();
+  t.same(suggest(svc, 'post'), ['postgres replication'], 'a query that found nothing is not suggested');
+
+  // log=false: the search route does not call record at all; nothing is counted.
+  const searchRoute = (query: string, log: boolean) => {
+    if (log) svc.record('docs', { query, results: 3 });
+  };
+  searchRoute('vacuum full', false);
+  searchRoute('vacuum full', false);
+  searchRoute('vacuum full', false);
+  svc.flush();
+  t.same(suggest(svc, 'vac'), [], 'log=false searches do not count');
+  searchRoute('vacuum full', true);
+  searchRoute('vacuum full', true);
+  svc.flush();
+  t.same(suggest(svc, 'vac'), ['vacuum full']);
+  t.same(suggest(svc, 'post', 0), [], 'max 0 gives none');
+  t.throws(() => svc.querySuggestions('docs', 'p', { max: 11, minSearches: 2 }), { code: 'invalid_parameter', field: 'maxQuerySuggestions' });
+});
+
+t.test('ranking, prefix and word-prefix matching, max', async (t) => {
+  const { svc } = setup(t);
+  const log = (q: string, n: number, results = 5) => {
+    for (let i = 0; i < n; i++) svc.record('docs', { query: q, results });
+  };
+  log('create index', 5);
+  log('drop index', 7);
+  log('index only scan', 3);
+  log('indexes', 3);
+  log('reindex', 9); // "index" is inside a word, not at its start: no match
+  log('insert', 4);
+  svc.flush();
+  t.same(suggest(svc, 'ind'), ['drop index', 'create index', 'index only scan', 'indexes'], 'most searched first; ties: starts-with, then alphabetical');
+  t.same(suggest(svc, 'ind', 2), ['drop index', 'create index'], 'at most max');
+  t.same(suggest(svc, 'IN'), ['drop index', 'create index', 'insert', 'index only scan', 'indexes']);
+  t.same(suggest(svc, 'drop in'), ['drop index'], 'several typed words match as a phrase prefix');
+  t.same(suggest(svc, 'index o'), ['index only scan']);
+  t.same(suggest(svc, 'x'), []);
+  t.same(suggest(svc, '   '), [], 'blank input');
+  // Results changed: the latest search decides whether a query still "returns results".
+  svc.record('docs', { query: 'drop index', results: 0 });
+  svc.flush();
+  t.same(suggest(svc, 'drop'), [], 'the latest search of a query found nothing');
+});
+
+t.test('90-day window and restart', async (t) => {
+  const { svc, dataDir, setNow } = setup(t);
+  svc.record('docs', { query: 'old query', results: 1, at: T0 - 89 * DAY });
+  svc.record('docs', { query: 'old query', results: 1, at: T0 - 89 * DAY });
+  svc.record('docs', { query: 'older query', results: 1, at: T0 - 91 * DAY });
+  svc.record('docs', { query: 'older query', results: 1, at: T0 - 91 * DAY });
+  svc.flush();
+  t.same(suggest(svc, 'old'), ['old query'], 'searches older than the window never count');
+  setNow(T0 + DAY);
+  t.same(suggest(svc, 'old'), [], 'the window moved past the searches');
+
+  // A fresh service over the same files sees the same aggregate.
+  setNow(T0);
+  svc.record('docs', { query: 'restart me', results: 4 });
+  svc.record('docs', { query: 'restart me', results: 4 });
+  svc.close();
+  const again = new QueryLogService({ dataDir, clock: () => T0 });
+  t.teardown(() => again.close());
+  t.same(again.querySuggestions('docs', 'rest', { max: 3, minSearches: 2 }), [{ query: 'restart me' }], 'close() flushed; reopen reloads totals');
+});
+
+t.test('batching writer: nothing written until flush, early flush when the batch is large', async (t) => {
+  const { svc, dataDir } = setup(t, { maxBatch: 5 });
+  svc.record('docs', { query: 'a', results: 1 });
+  t.equal(svc.pending, 1);
+  t.equal(svc.sites().length, 0, 'record never touches disk');
+  for (let i = 0; i < 4; i++) svc.record('docs', { query: 'b' + i, results: 1 });
+  t.equal(svc.pending, 5);
+  await new Promise((r) => setImmediate(r));
+  t.equal(svc.pending, 0, 'flushed on the next tick once the batch is full');
+  const db = new Database(join(dataDir, 'projects', 'docs', 'querylog.db'), { readonly: true });
+  t.equal((db.prepare('SELECT COUNT(*) AS n FROM searches').get() as { n: number }).n, 5);
+  db.close();
+  svc.record('bad/../site', { query: 'x', results: 1 });
+  t.equal(svc.pending, 0, 'invalid site ids are ignored, never a path');
+});
+
+t.test('queue bound: a stuck disk drops entries instead of growing memory', async (t) => {
+  const { svc } = setup(t, { maxQueue: 3, maxBatch: 1000 });
+  for (let i = 0; i < 5; i++) svc.record('docs', { query: 'q', results: 1 });
+  t.equal(svc.pending, 3);
+  t.equal(svc.dropped, 2);
+});
+
+t.test('privacy: no stored column of any table holds the IP or user agent', async (t) => {
+  const { svc, dataDir } = setup(t);
+  const ip = '203.0.113.77';
+  const ua = 'Mozilla/5.0 (X11; Linux x86_64) SecretBrowser/9.1';
+  for (let i = 0; i < 3; i++) {
+    svc.record('docs', { query: 'privacy test', results: 2, filters: [{ key: 'fid#1', value: ['a'] }], sort: 'date', ip, userAgent: ua });
+  }
+  svc.recordEvent('docs', { query: 'privacy test', action: 'select', link: 'https://example.org/p', position: 1, timeToAction: 1200, ip, userAgent: ua });
+  svc.flush();
+  svc.rollup('docs', T0 + 3 * 3_600_000);
+  const db = new Database(join(dataDir, 'projects', 'docs', 'querylog.db'), { readonly: true });
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  t.ok(tables.length >= 7);
+  let cells = 0;
+  for (const table of tables) {
+    for (const row of db.prepare(`SELECT * FROM "${table}"`).raw().all() as unknown[][]) {
+      for (const cell of row) {
+        cells++;
+        const text = String(cell);
+        t.notOk(text.includes(ip) || text.includes('203.0.113') || text.includes('SecretBrowser'), `${table}: ${text}`);
+      }
+    }
+  }
+  t.ok(cells > 20, 'scanned the stored rows');
+  const visitors = db.prepare('SELECT DISTINCT visitor FROM searches').pluck().all() as string[];
+  t.equal(visitors.length, 1, 'the same visitor hashes the same within a day');
+  t.match(visitors[0], /^[0-9a-f]{16}$/);
+  const filters = db.prepare('SELECT filters, sort FROM searches LIMIT 1').get() as { filters: string; sort: string };
+  t.same(JSON.parse(filters.filters), [{ key: 'fid#1', value: ['a'] }]);
+  t.equal(filters.sort, 'date');
+  db.close();
+});
+
+t.test('visitor hash salt rotates daily', async (t) => {
+  const { svc, dataDir, setNow } = setup(t);
+  svc.record('docs', { query: 'a', results: 1, ip: '198.51.100.1', userAgent: 'ua' });
+  setNow(T0 + DAY);
+  svc.record('docs', { query: 'a', results: 1, ip: '198.51.100.1', userAgent: 'ua' });
+  svc.record('docs', { query: 'a', results: 1, ip: '198.51.100.2', userAgent: 'ua' });
+  svc.flush();
+  const db = new Database(join(dataDir, 'projects', 'docs', 'querylog.db'), { readonly: true });
+  const v = db.prepare('SELECT visitor FROM searches ORDER BY id').pluck().all() as string[];
+  t.not(v[0], v[1], 'a new day, a new salt: yesterday cannot be linked to today');
+  t.not(v[1], v[2], 'different visitors differ');
+  db.close();
+});
+
+t.test('reports: top queries with select rate, no-result queries', async (t) => {
+  const { svc } = setup(t);
+  const s = T0 / 1000;
+  for (let i = 0; i < 4; i++) svc.record('docs', { query: 'backup', results: 10 + i, at: T0 + i * 1000 });
+  for (let i = 0; i < 2; i++) svc.record('docs', { query: 'restore', results: 5, at: T0 + i * 1000 });
+  for (let i = 0; i < 3; i++) svc.record('docs', { query: 'pg_wtf', results: 0, at: T0 + i * 1000 });
+  svc.record('docs', { query: 'backup', results: 1, at: T0 - DAY }); // outside the range below
+  svc.recordEvent('docs', { query: 'Backup', action: 'select', link: 'https://x.org/b', position: 1, at: T0 + 5000 });
+  svc.recordEvent('docs', { query: 'backup', action: 'abandon', at: T0 + 6000 });
+  svc.recordEvent('docs', { query: 'restore', action: 'select', at: T0 + 6000 });
+  svc.recordEvent('docs', { query: 'restore', action: 'select', at: T0 + 7000 });
+  svc.recordEvent('docs', { query: 'restore', action: 'select', at: T0 + 8000 });
+  svc.flush();
+  const range = { start: s - 60, end: s + 3600 };
+  t.same(svc.topQueries('docs', range, 10), [
+    { query: 'backup', count: 4, averageResults: 11.5, selectRate: 0.25 },
+    { query: 'pg_wtf', count: 3, averageResults: 0, selectRate: 0 },
+    { query: 'restore', count: 2, averageResults: 5, selectRate: 1 },
+  ]);
+  t.same(svc.topQueries('docs', range, 1).map((q) => q.query), ['backup'], 'limit');
+  t.same(svc.noResultQueries('docs', range, 10), [{ query: 'pg_wtf', count: 3, lastSearched: s + 2 }]);
+  t.same(svc.topQueries('docs', { start: s - 2 * 86400, end: s - 60 }, 10), [
+    { query: 'backup', count: 1, averageResults: 1, selectRate: 0 },
+  ]);
+});
+
+t.test('dropSite forgets queued entries and closes the file', async (t) => {
+  const { svc } = setup(t);
+  svc.record('gone', { query: 'x', results: 1 });
+  svc.dropSite('gone');
+  svc.flush();
+  t.same(svc.sites(), [], 'no file recreated for a deleted project');
+});
