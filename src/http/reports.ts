@@ -3,7 +3,7 @@
  *
  * - `GET /sites/indexStatus` → `{"status":"success","pages","4XX","5XX","8XX","pending","lastUpdated"}`.
  * - `GET /sites/indexedContent` → `{"status":"success","total","offset","limit","pages":[…]}` with
- *   filters `url` (substring, case-insensitive), `contentType` (a document type, case-insensitive),
+ *   filters `url` (substring, case-sensitive), `contentType` (a document type, case-insensitive),
  *   `status` (a code such as `200`/`404`/`801`, or a class such as `4XX`), `offset` (≥ 0, default 0)
  *   and `limit` (1–1000, default 50). Values out of range are 400s naming the parameter.
  */
@@ -45,11 +45,11 @@ export function register(router: Router, services: Services): void {
     }
     const status = queryParam(ctx, 'status');
     if (status !== undefined && status !== '') {
-      const range = parseStatusFilter(status);
-      if (!range) {
+      const parsed = parseStatusFilter(status);
+      if (!parsed) {
         throw badParam('status', `Parameter "status" must be an index status from 100 to 999 (such as 200, 404 or 801) or a class such as 4XX, got "${status}".`);
       }
-      q.status = range;
+      q.status = parsed.min === parsed.max ? parsed.min : `${Math.floor(parsed.min / 100)}XX`;
     }
     const index = await projectIndex(services, siteId);
     const { total, pages } = indexedContent(index, q);

@@ -9,12 +9,6 @@ import type { ProjectIndex, WriteOp } from '../index/contract.js';
 import type { PageDoc } from '../types.js';
 import type { UrlMatcher } from './url-pattern.js';
 
-/**
- * Optional store capability (being added to ProjectIndex): delete every live URL matching a
- * predicate in one atomic write, resolving with the number deleted.
- */
-type DeleteWhere = (predicate: (url: string) => boolean) => Promise<number>;
-
 /** What the crawler offers to ingest; every member optional until the crawler lands. */
 export interface CrawlHooks {
   pushUrl?: (siteId: string, url: string, opts: { appendTo?: PageDoc }) => Promise<{ taskId: string }> | { taskId: string };
@@ -57,10 +51,8 @@ export async function deleteByUrl(
 }
 
 /**
- * Removes every live URL the matcher matches (search semantics). Uses the store's atomic
- * `deleteWhere` when it has one; otherwise lists the URLs and writes one batch of deletes —
- * the listing and the write's seq assignment happen in the same main-thread turn as far as the
- * store's `write` is synchronous up to its fsync, so nothing written later is removed.
+ * Removes every live URL the matcher matches (search semantics) through the store's atomic
+ * `deleteWhere` (one durable batch; writes acknowledged later are untouched).
  */
 export async function deleteByPattern(
   index: ProjectIndex,
@@ -68,21 +60,10 @@ export async function deleteByPattern(
   opts: { refresh: boolean; crawl?: CrawlHooks; siteId: string },
 ): Promise<number> {
   cancelCrawls(opts.crawl, opts.siteId, (u) => matcher.test(u));
-  const deleteWhere = (index as unknown as { deleteWhere?: DeleteWhere }).deleteWhere;
-  let deleted: number;
-  let seq: number | undefined;
-  if (typeof deleteWhere === 'function') {
-    deleted = await deleteWhere.call(index, (u) => matcher.test(u));
-  } else {
-    const ops: WriteOp[] = [];
-    for (const url of index.urls()) if (matcher.test(url)) ops.push({ op: 'delete', url });
-    deleted = ops.length;
-    if (ops.length > 0) seq = await index.write(ops);
-  }
-  if (opts.refresh && deleted > 0) {
-    if (seq === undefined) await index.flush();
-    else await index.waitSearchable(seq);
-  }
+  const deleted = await index.deleteWhere((u) => matcher.test(u));
+  // deleteWhere resolves once durable; the store publishes on its refresh timer, so a flush
+  // makes the removal visible now when the caller asked to wait.
+  if (opts.refresh && deleted > 0) await index.flush();
   return deleted;
 }
 

@@ -3,11 +3,11 @@
  * filtered, paged listing of `GET /sites/indexedContent`.
  *
  * Main thread, read-only. The listing reads the store's live entries (every status, including
- * acknowledged writes not yet searchable) through `ProjectIndex.listEntries` and filters and
- * pages them here when the store does not do it itself. Order: URL ascending (a stable order,
- * so paging with `offset` is consistent while nothing changes).
+ * acknowledged writes not yet searchable) through `ProjectIndex.listEntries`, which filters and
+ * orders by URL ascending (a stable order, so paging with `offset` is consistent while nothing
+ * changes).
  */
-import type { ProjectIndex } from '../index/contract.js';
+import type { EntryListingQuery, EntryListingRow, ProjectIndex } from '../index/contract.js';
 import type { DocSource, DocumentType } from '../types.js';
 
 /** One entry as the listing shows it (SPEC §4). */
@@ -28,11 +28,11 @@ export interface IndexedPage {
 
 /** Filters and paging of `indexedContent`, already validated. */
 export interface ContentQuery {
-  /** Substring of the URL, compared case-insensitively. */
+  /** Substring the URL must contain (case-sensitive, as URL paths are). */
   url?: string;
   contentType?: DocumentType;
-  /** Inclusive status range: `{min: 404, max: 404}` or a class `{min: 400, max: 499}`. */
-  status?: { min: number; max: number };
+  /** An index status code (`404`) or a class (`'4XX'`), validated by {@link parseStatusFilter}. */
+  status?: number | string;
   offset: number;
   limit: number;
 }
@@ -52,21 +52,6 @@ export interface IndexStatusReport {
   lastUpdated: string | null;
 }
 
-/** A live entry as the store lists it (the shape the store engineer's `listEntries` yields). */
-export interface StoreEntry {
-  url: string;
-  title: string;
-  documentType: DocumentType;
-  status: number;
-  message?: string;
-  contentGroup: string;
-  source: DocSource;
-  indexedAt: number | string;
-  updatedAt: number | string;
-}
-
-type ListEntries = () => Iterable<StoreEntry>;
-
 /** Counts for `indexStatus`; `crawlPending` is the crawler's queued URLs for the project. */
 export function indexStatus(index: ProjectIndex, crawlPending: number): IndexStatusReport {
   const s = index.stats();
@@ -81,44 +66,33 @@ export function indexStatus(index: ProjectIndex, crawlPending: number): IndexSta
   };
 }
 
-/** Runs a listing query over the project's live entries. */
+/**
+ * Runs a listing query over the project's live entries (every status, acknowledged writes
+ * included). The store filters, sorts by URL and pages; this shapes the rows for the route.
+ */
 export function indexedContent(index: ProjectIndex, q: ContentQuery): ContentPage {
-  const list = (index as unknown as { listEntries?: ListEntries }).listEntries;
-  if (typeof list !== 'function') throw new Error('this index store cannot list its entries (ProjectIndex.listEntries missing)');
-  return filterAndPage(list.call(index), q);
+  const query: EntryListingQuery = { offset: q.offset, limit: q.limit };
+  if (q.url !== undefined) query.urlContains = q.url;
+  if (q.contentType !== undefined) query.contentType = q.contentType;
+  if (q.status !== undefined) query.status = q.status;
+  const { total, rows } = index.listEntries(query);
+  return { total, pages: rows.map(toIndexedPage) };
 }
 
-/** Pure: filters `entries` by `q`, sorts by URL and returns one page plus the total. */
-export function filterAndPage(entries: Iterable<StoreEntry>, q: ContentQuery): ContentPage {
-  const needle = q.url?.toLowerCase();
-  const matched: StoreEntry[] = [];
-  for (const e of entries) {
-    if (needle !== undefined && !e.url.toLowerCase().includes(needle)) continue;
-    if (q.contentType !== undefined && e.documentType !== q.contentType) continue;
-    if (q.status !== undefined && (e.status < q.status.min || e.status > q.status.max)) continue;
-    matched.push(e);
-  }
-  matched.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
-  return { total: matched.length, pages: matched.slice(q.offset, q.offset + q.limit).map(toIndexedPage) };
-}
-
-function toIndexedPage(e: StoreEntry): IndexedPage {
+/** The SPEC §4 shape of one row: `_` for "no group", `message` only when there is one. */
+export function toIndexedPage(e: EntryListingRow): IndexedPage {
   const page: IndexedPage = {
     url: e.url,
     title: e.title,
-    contentType: e.documentType,
+    contentType: e.contentType as DocumentType,
     status: e.status,
     contentGroup: e.contentGroup === '' ? '_' : e.contentGroup,
     source: e.source,
-    indexedAt: iso(e.indexedAt),
-    updatedAt: iso(e.updatedAt),
+    indexedAt: e.indexedAt,
+    updatedAt: e.updatedAt,
   };
   if (e.message !== undefined && e.message !== '') page.message = e.message;
   return page;
-}
-
-function iso(t: number | string): string {
-  return typeof t === 'number' ? new Date(t).toISOString() : t;
 }
 
 /**
