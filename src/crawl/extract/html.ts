@@ -1,0 +1,404 @@
+/**
+ * HTML extraction with cheerio (parse5 underneath: a spec-compliant HTML5 parser, so broken
+ * real-world markup parses as browsers parse it). Pure; runs in the pool worker.
+ *
+ * Produces the page's title, headings, main text, image, description, language, links,
+ * robots directives and canonical URL, and — when Control Panel rules are given — its data
+ * points, filter values and result group (seed 1.5: URL-only pages only).
+ */
+import * as cheerio from 'cheerio';
+import type { AnyNode, Element } from 'domhandler';
+import type { DataPoint, DataPointRule, ExtractionRule, FilterDefinition, FilterValue, ResultGroupRule } from '../../types.js';
+import { resolveLink } from '../url.js';
+import { matchesPattern } from '../patterns.js';
+
+/** Control Panel rules applied to URL-only pages; absent for JSON pages. */
+export interface PageRules {
+  contentExtraction: ExtractionRule[];
+  dataPoints: DataPointRule[];
+  resultGroups: ResultGroupRule[];
+  filters: FilterDefinition[];
+}
+
+/** What the HTML extractor found on one page. */
+export interface HtmlExtract {
+  title: string;
+  headings: string[];
+  content: string;
+  imageUrl: string | null;
+  description: string | undefined;
+  language: string | null;
+  links: string[];
+  canonical: string | null;
+  noindex: boolean;
+  nofollow: boolean;
+  contentGroup: string;
+  dataPoints: DataPoint[];
+  filters: FilterValue[];
+  /** YouTube watch pages: the page metadata describes a video. */
+  youtube: boolean;
+}
+
+/** Defaults of SPEC §7: main content region and what is never content. */
+export const DEFAULT_CONTENT_INCLUDE = ['main', 'article', '[role=main]', 'body'];
+export const DEFAULT_CONTENT_EXCLUDE = ['nav', 'header', 'footer', 'script', 'style', 'noscript', 'template', 'svg', 'iframe', 'form', 'aside[role=navigation]'];
+
+const BLOCK = new Set([
+  'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
+  'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section',
+  'table', 'tbody', 'td', 'th', 'thead', 'tr', 'ul', 'title', 'caption', 'summary', 'details',
+]);
+
+function collapse(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** Text of nodes with a line break at block boundaries (cheerio's .text() glues blocks together). */
+function blockText(nodes: AnyNode[]): string {
+  const out: string[] = [];
+  const walk = (n: AnyNode): void => {
+    if (n.type === 'text') out.push((n as unknown as { data: string }).data);
+    else if (n.type === 'tag' || n.type === 'script' || n.type === 'style') {
+      const el = n as Element;
+      if (el.type !== 'tag') return; // script/style are never text
+      const block = BLOCK.has(el.name);
+      if (block) out.push('\n');
+      for (const c of el.children) walk(c);
+      if (block) out.push('\n');
+    } else if (n.type === 'root' || n.type === 'cdata') {
+      for (const c of (n as unknown as { children: AnyNode[] }).children) walk(c);
+    }
+  };
+  for (const n of nodes) walk(n);
+  return out
+    .join('')
+    .split('\n')
+    .map((l) => collapse(l))
+    .filter(Boolean)
+    .join('\n');
+}
+
+function parseRobots(value: string | undefined): { noindex: boolean; nofollow: boolean } {
+  const v = (value ?? '').toLowerCase();
+  return { noindex: /\b(noindex|none)\b/.test(v), nofollow: /\b(nofollow|none)\b/.test(v) };
+}
+
+/**
+ * Parses an X-Robots-Tag header value. Directives scoped to another bot (`googlebot: noindex`)
+ * are ignored; unscoped ones and ones for `sitesift` apply.
+ */
+export function parseXRobotsTag(header: string | undefined): { noindex: boolean; nofollow: boolean } {
+  let noindex = false;
+  let nofollow = false;
+  for (const part of (header ?? '').split(/\s*,\s*(?=[a-z-]+\s*:)|\n/i)) {
+    const m = part.match(/^\s*([a-z0-9_-]+)\s*:\s*(.*)$/i);
+    let directives = part;
+    if (m && !/^(noindex|nofollow|none|unavailable_after|max-snippet|max-image-preview|max-video-preview)$/i.test(m[1])) {
+      if (!/^sitesift$/i.test(m[1])) continue;
+      directives = m[2];
+    }
+    const r = parseRobots(directives);
+    noindex ||= r.noindex;
+    nofollow ||= r.nofollow;
+  }
+  return { noindex, nofollow };
+}
+
+/** Parses a `Link` response header and returns the `rel=canonical` target, if any. */
+export function canonicalFromLinkHeader(header: string | undefined, base: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(/,(?=\s*<)/)) {
+    const m = part.match(/<([^>]*)>(.*)$/);
+    if (m && /rel\s*=\s*"?canonical"?/i.test(m[2])) return resolveLink(m[1], base);
+  }
+  return null;
+}
+
+/** ISO 639-1 code from a `lang` attribute (`en-US` → `en`), or null. */
+export function languageCode(lang: string | undefined): string | null {
+  const m = (lang ?? '').trim().toLowerCase().match(/^([a-z]{2})(?:[-_]|$)/);
+  return m ? m[1] : null;
+}
+
+/** Whether a URL is a YouTube watch page (youtube.com/watch?v=, youtu.be/<id>, /shorts/). */
+export function isYouTubeWatchUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    const host = u.hostname.replace(/^(www|m|music)\./, '');
+    if (host === 'youtu.be') return u.pathname.length > 1;
+    return host === 'youtube.com' && ((u.pathname === '/watch' && u.searchParams.has('v')) || u.pathname.startsWith('/shorts/'));
+  } catch {
+    return false;
+  }
+}
+
+function lookupPath(obj: unknown, path: string[]): unknown[] {
+  if (path.length === 0) return [obj];
+  if (Array.isArray(obj)) return obj.flatMap((o) => lookupPath(o, path));
+  if (obj && typeof obj === 'object') {
+    const v = (obj as Record<string, unknown>)[path[0]];
+    return v === undefined ? [] : lookupPath(v, path.slice(1));
+  }
+  return [];
+}
+
+function jsonLdObjects($: cheerio.CheerioAPI): unknown[] {
+  const out: unknown[] = [];
+  $('script[type="application/ld+json"]').each((_i, el) => {
+    try {
+      const data = JSON.parse($(el).text()) as unknown;
+      const push = (d: unknown): void => {
+        if (Array.isArray(d)) d.forEach(push);
+        else if (d && typeof d === 'object') {
+          out.push(d);
+          const g = (d as Record<string, unknown>)['@graph'];
+          if (Array.isArray(g)) g.forEach(push);
+        }
+      };
+      push(data);
+    } catch {
+      // Broken JSON-LD is common in the wild; it just yields no data points.
+    }
+  });
+  return out;
+}
+
+/**
+ * Coerces a raw data point string to its declared type; null when it does not fit (the data
+ * point is then left out rather than stored wrong).
+ */
+export function coerceDataPoint(raw: string, type: DataPointRule['type']): string | null {
+  const v = collapse(raw);
+  if (!v) return null;
+  switch (type) {
+    case 'text':
+      return v;
+    case 'number': {
+      // "1.299,00 €" and "$1,299.00" both occur; take the last separator as the decimal one.
+      const m = v.match(/-?[\d.,\s]*\d/);
+      if (!m) return null;
+      let n = m[0].replace(/\s/g, '');
+      const lastDot = n.lastIndexOf('.');
+      const lastComma = n.lastIndexOf(',');
+      if (lastComma > lastDot) n = n.replace(/\./g, '').replace(',', '.');
+      else n = n.replace(/,/g, '');
+      const num = Number(n);
+      return Number.isFinite(num) ? String(num) : null;
+    }
+    case 'date': {
+      const t = Date.parse(v);
+      return Number.isFinite(t) ? new Date(t).toISOString() : null;
+    }
+    case 'boolean': {
+      if (/^(true|yes|1|on)$/i.test(v)) return 'true';
+      if (/^(false|no|0|off)$/i.test(v)) return 'false';
+      return null;
+    }
+  }
+}
+
+function dataPointValues($: cheerio.CheerioAPI, rule: DataPointRule, ld: () => unknown[]): string[] {
+  const raw: string[] = [];
+  if (rule.selector) {
+    $(rule.selector).each((_i, el) => {
+      const v = rule.attribute ? $(el).attr(rule.attribute) : $(el).text();
+      if (v !== undefined) raw.push(v);
+    });
+  } else if (rule.meta) {
+    const name = rule.meta;
+    $('meta').each((_i, el) => {
+      const e = $(el);
+      if (e.attr('name') === name || e.attr('property') === name || e.attr('itemprop') === name) {
+        const v = e.attr(rule.attribute ?? 'content');
+        if (v !== undefined) raw.push(v);
+      }
+    });
+  } else if (rule.jsonLd) {
+    const path = rule.jsonLd.split('.').filter(Boolean);
+    for (const obj of ld()) {
+      for (const v of lookupPath(obj, path)) {
+        if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') raw.push(String(v));
+      }
+      if (raw.length) break;
+    }
+  }
+  return raw.map((r) => coerceDataPoint(r, rule.type)).filter((v): v is string => v !== null);
+}
+
+function resolveGroup($: cheerio.CheerioAPI, url: string, groups: ResultGroupRule[]): string {
+  for (const g of groups) {
+    if (g.urlPattern && matchesPattern(g.urlPattern, url)) return g.name;
+    if (g.selector) {
+      try {
+        if ($(g.selector).length > 0) return g.name;
+      } catch {
+        // An invalid selector matches nothing.
+      }
+    }
+  }
+  return '';
+}
+
+function safeSelect($: cheerio.CheerioAPI, sel: string): cheerio.Cheerio<AnyNode> | null {
+  try {
+    return $(sel);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Extracts one HTML page. `url` is the final URL (after redirects); `rules` are the project's
+ * Control Panel rules, or null for a JSON page's appended content.
+ */
+export function extractHtml(html: string, url: string, rules: PageRules | null, headers: Record<string, string> = {}): HtmlExtract {
+  const $ = cheerio.load(html);
+  const baseHref = $('base[href]').first().attr('href');
+  const base = (baseHref && resolveLink(baseHref, url)) || url;
+
+  const metaRobots = parseRobots(
+    $('meta[name]')
+      .filter((_i, el) => /^(robots|sitesift)$/i.test($(el).attr('name') ?? ''))
+      .map((_i, el) => $(el).attr('content') ?? '')
+      .get()
+      .join(','),
+  );
+  const headerRobots = parseXRobotsTag(headers['x-robots-tag']);
+  const noindex = metaRobots.noindex || headerRobots.noindex;
+  const nofollow = metaRobots.nofollow || headerRobots.nofollow;
+
+  const canonicalHref = $('link[rel~="canonical"]').first().attr('href');
+  const canonical = (canonicalHref && resolveLink(canonicalHref, base)) || canonicalFromLinkHeader(headers['link'], url);
+
+  const links: string[] = [];
+  if (!nofollow) {
+    const seen = new Set<string>();
+    $('a[href], area[href]').each((_i, el) => {
+      const rel = ($(el).attr('rel') ?? '').toLowerCase().split(/\s+/);
+      if (rel.includes('nofollow')) return;
+      const link = resolveLink($(el).attr('href') ?? '', base);
+      if (link && !seen.has(link)) {
+        seen.add(link);
+        links.push(link);
+      }
+    });
+  }
+
+  const contentGroup = rules ? resolveGroup($, url, rules.resultGroups) : '';
+  const ruleList = rules?.contentExtraction ?? [];
+  const rule = ruleList.find((r) => r.contentGroup && r.contentGroup === contentGroup) ?? ruleList.find((r) => !r.contentGroup);
+
+  const meta = (key: string): string | undefined => {
+    const el = $(`meta[property="${key}"], meta[name="${key}"]`).first();
+    const v = el.attr('content');
+    return v ? collapse(v) : undefined;
+  };
+
+  // Title: the rule's selector, else <title>, else the first h1.
+  let title = '';
+  if (rule?.title) title = collapse(safeSelect($, rule.title)?.first().text() ?? '');
+  if (!title) title = collapse($('head > title, title').first().text());
+  if (!title) title = collapse($('h1').first().text());
+  if (!title) title = meta('og:title') ?? '';
+
+  const language = languageCode($('html').attr('lang') ?? meta('og:locale')?.replace('_', '-'));
+  const description = meta('description') ?? meta('og:description');
+
+  // Image: the rule's selector, else og:image, twitter:image, link rel=image_src.
+  let imageRaw: string | undefined;
+  if (rule?.image) {
+    const el = safeSelect($, rule.image)?.first();
+    imageRaw = el?.attr('src') ?? el?.attr('content') ?? el?.attr('href');
+  }
+  imageRaw ??= meta('og:image') ?? meta('og:image:url') ?? meta('twitter:image') ?? $('link[rel~="image_src"]').attr('href');
+  const imageUrl = imageRaw ? resolveLink(imageRaw, base) : null;
+
+  // Data points need the untouched DOM (they may live in header/footer), so read them before
+  // the content region is pruned.
+  const dataPoints: DataPoint[] = [];
+  const filters: FilterValue[] = [];
+  if (rules) {
+    let ldCache: unknown[] | null = null;
+    const ld = (): unknown[] => (ldCache ??= jsonLdObjects($));
+    const valuesByKey = new Map<string, string[]>();
+    for (const dp of rules.dataPoints) {
+      let values: string[] = [];
+      try {
+        values = dataPointValues($, dp, ld);
+      } catch {
+        values = [];
+      }
+      if (values.length === 0) continue;
+      valuesByKey.set(dp.key, values);
+      dataPoints.push({ key: dp.key, value: values[0], show: dp.show });
+    }
+    for (const f of rules.filters) {
+      const values = f.dataPoint ? valuesByKey.get(f.dataPoint) : undefined;
+      if (!values?.length) continue;
+      if (f.type === 'range') {
+        const n = Number(values[0]);
+        if (Number.isFinite(n)) filters.push({ key: f.id, value: n });
+      } else {
+        filters.push({ key: f.id, value: [...new Set(values.flatMap((v) => v.split(/\s*[,;|]\s*/)).filter(Boolean))] });
+      }
+    }
+  }
+
+  // Main content: the first include selector that matches, minus the excludes.
+  const include = rule?.contentInclude?.length ? rule.contentInclude : DEFAULT_CONTENT_INCLUDE;
+  const exclude = [...DEFAULT_CONTENT_EXCLUDE, ...(rule?.contentExclude ?? [])];
+  let region: cheerio.Cheerio<AnyNode> | null = null;
+  for (const sel of include) {
+    const r = safeSelect($, sel);
+    if (r && r.length) {
+      region = r;
+      break;
+    }
+  }
+  region ??= $('body');
+  for (const sel of exclude) {
+    try {
+      region.find(sel).remove();
+    } catch {
+      // Invalid exclude selectors are ignored.
+    }
+  }
+  const content = blockText(region.toArray());
+  const headings = [...new Set(region.find('h1, h2, h3').map((_i, el) => collapse($(el).text())).get().filter(Boolean))];
+
+  return {
+    title,
+    headings,
+    content,
+    imageUrl,
+    description,
+    language,
+    links,
+    canonical,
+    noindex,
+    nofollow,
+    contentGroup,
+    dataPoints,
+    filters,
+    youtube: isYouTubeWatchUrl(url),
+  };
+}
+
+/**
+ * A YouTube watch page as a video entry: title, description and keywords come from the page
+ * metadata (og:/itemprop/name tags), not from the page body, which is mostly script.
+ */
+export function extractYouTube(html: string, url: string): { title: string; content: string; imageUrl: string | null; keywords: string[] } {
+  const $ = cheerio.load(html);
+  const meta = (key: string): string | undefined => {
+    const v = $(`meta[property="${key}"], meta[name="${key}"], meta[itemprop="${key}"]`).first().attr('content');
+    return v ? collapse(v) : undefined;
+  };
+  const title = meta('og:title') ?? meta('title') ?? collapse($('title').first().text()).replace(/ - YouTube$/, '');
+  const description = meta('og:description') ?? meta('description') ?? '';
+  const keywords = (meta('keywords') ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const channel = $('link[itemprop="name"]').first().attr('content') ?? $('[itemprop="author"] [itemprop="name"]').first().attr('content');
+  const content = [description, channel ? `Channel: ${channel}` : ''].filter(Boolean).join('\n');
+  const img = meta('og:image') ?? meta('thumbnailUrl');
+  return { title, content, imageUrl: img ? resolveLink(img, url) : null, keywords };
+}
