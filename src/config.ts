@@ -1,17 +1,253 @@
-/** Placeholder: the platform owner replaces this with the validated config loader (SPEC §1). */
+/**
+ * The validated configuration of one sitesift process (SPEC §1), read once at start.
+ *
+ * Precedence, lowest to highest: built-in defaults < config file (`SITESIFT_CONFIG` or
+ * `--config`, JSON) < environment < `--flags`. Every value is checked here; anything unknown
+ * or invalid throws a {@link ConfigError} whose message is one line naming the setting, which
+ * `main` prints before exiting 1. This module is the only reader of `process.env` for server
+ * settings (callers pass `env` in, so tests never touch the real environment).
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
 export interface Config {
   host: string;
   port: number;
+  /** Absolute path of the data directory. */
   dataDir: string;
+  /** From `SITESIFT_MASTER_KEY`; null until the server bootstraps or reads `<dataDir>/master.key`. */
   masterKey: string | null;
   role: 'primary' | 'search';
+  /** Worker-pool threads. */
   workers: number;
+  /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
   crawlerAllowPrivate: boolean;
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  logLevel: LogLevel;
   /** Milliseconds between a write's acknowledgement and its visibility (default 1000). */
   refreshMs: number;
   /** Largest accepted request body in bytes. */
   maxBodyBytes: number;
+  /** Search role: where query-log batches are pushed. */
   primaryUrl: string | null;
+}
+
+/** An unknown or invalid setting. `message` is one line that names the setting. */
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message.replace(/\s*\n\s*/g, ' '));
+    this.name = 'ConfigError';
+  }
+}
+
+type Key = keyof Config;
+
+interface SettingSpec {
+  key: Key;
+  env: string;
+  flag: string;
+  parse: (raw: string, name: string) => Config[Key];
+}
+
+const MiB = 1024 * 1024;
+
+function parseInteger(min: number, max: number) {
+  return (raw: string, name: string): number => {
+    const s = raw.trim();
+    if (!/^-?\d+$/.test(s)) throw new ConfigError(name, `${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+    const n = Number(s);
+    if (n < min || n > max) throw new ConfigError(name, `${name} must be an integer between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+function parseBoolean(raw: string, name: string): boolean {
+  const s = raw.trim().toLowerCase();
+  if (s === 'true' || s === '1') return true;
+  if (s === 'false' || s === '0') return false;
+  throw new ConfigError(name, `${name} must be true or false, got "${raw}"`);
+}
+
+function parseEnum<T extends string>(values: readonly T[]) {
+  return (raw: string, name: string): T => {
+    const s = raw.trim().toLowerCase() as T;
+    if (!values.includes(s)) throw new ConfigError(name, `${name} must be one of ${values.join('|')}, got "${raw}"`);
+    return s;
+  };
+}
+
+function parseNonEmpty(raw: string, name: string): string {
+  if (raw.trim() === '') throw new ConfigError(name, `${name} must not be empty`);
+  return raw.trim();
+}
+
+function parseHttpUrl(raw: string, name: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(name, `${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `${name} must be an absolute http(s) URL, got "${raw}"`);
+  return u.toString().replace(/\/$/, '');
+}
+
+function parseMasterKey(raw: string, name: string): string {
+  const s = raw.trim();
+  // A guessable master key defeats the whole auth model; 16 chars is the floor we accept.
+  if (s.length < 16 || /\s/.test(s)) throw new ConfigError(name, `${name} must be at least 16 characters without spaces`);
+  return s;
+}
+
+function parseHost(raw: string, name: string): string {
+  const s = raw.trim();
+  if (s === '' || /[\s/]/.test(s)) throw new ConfigError(name, `${name} must be a host name or IP address, got "${raw}"`);
+  return s;
+}
+
+const SPECS: SettingSpec[] = [
+  { key: 'host', env: 'HOST', flag: 'host', parse: parseHost },
+  { key: 'port', env: 'PORT', flag: 'port', parse: parseInteger(0, 65535) },
+  { key: 'dataDir', env: 'SITESIFT_DATA_DIR', flag: 'data-dir', parse: parseNonEmpty },
+  { key: 'masterKey', env: 'SITESIFT_MASTER_KEY', flag: 'master-key', parse: parseMasterKey },
+  { key: 'role', env: 'SITESIFT_ROLE', flag: 'role', parse: parseEnum(['primary', 'search'] as const) },
+  { key: 'workers', env: 'SITESIFT_WORKERS', flag: 'workers', parse: parseInteger(1, 256) },
+  { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
+  { key: 'crawlerAllowPrivate', env: 'SITESIFT_CRAWLER_ALLOW_PRIVATE', flag: 'crawler-allow-private', parse: parseBoolean },
+  { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS) },
+  { key: 'refreshMs', env: 'SITESIFT_REFRESH_MS', flag: 'refresh-ms', parse: parseInteger(10, 3_600_000) },
+  { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
+  { key: 'primaryUrl', env: 'SITESIFT_PRIMARY_URL', flag: 'primary-url', parse: parseHttpUrl },
+];
+
+/**
+ * `SITESIFT_*` variables that are not server settings but are legitimately present in the
+ * environment (read by the CLI or the config loader itself). Anything else with the prefix is
+ * a typo and is rejected so that a misspelt setting never silently falls back to its default.
+ */
+export const OTHER_KNOWN_ENV = new Set(['SITESIFT_CONFIG', 'SITESIFT_URL']);
+
+export function defaultConfig(): Config {
+  return {
+    host: '127.0.0.1',
+    port: 8080,
+    dataDir: './data',
+    masterKey: null,
+    role: 'primary',
+    workers: Math.max(1, os.availableParallelism()),
+    snapshot: null,
+    crawlerAllowPrivate: false,
+    logLevel: 'info',
+    refreshMs: 1000,
+    maxBodyBytes: 10 * MiB,
+    primaryUrl: null,
+  };
+}
+
+/** Names accepted in `--help` output and docs: env name, flag and default of each setting. */
+export function describeSettings(): Array<{ env: string; flag: string; default: string }> {
+  const d = defaultConfig();
+  return SPECS.map((s) => ({ env: s.env, flag: `--${s.flag}`, default: d[s.key] === null ? '(none)' : String(d[s.key]) }));
+}
+
+/** Splits `--name=value` / `--name value` / `--bool-flag` arguments; positional arguments are rejected. */
+function parseFlags(argv: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new ConfigError(arg, `unexpected argument "${arg}" (settings are given as --name=value)`);
+    const eq = arg.indexOf('=');
+    let name: string;
+    let value: string;
+    if (eq >= 0) {
+      name = arg.slice(2, eq);
+      value = arg.slice(eq + 1);
+    } else {
+      name = arg.slice(2);
+      const next = argv[i + 1];
+      if (name === 'crawler-allow-private' && (next === undefined || next.startsWith('--'))) {
+        value = 'true';
+      } else {
+        if (next === undefined) throw new ConfigError(`--${name}`, `--${name} needs a value`);
+        value = next;
+        i++;
+      }
+    }
+    if (name !== 'config' && !SPECS.some((s) => s.flag === name)) throw new ConfigError(`--${name}`, `unknown option --${name}`);
+    out.set(name, value);
+  }
+  return out;
+}
+
+function readConfigFile(file: string): Map<SettingSpec, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message;
+    throw new ConfigError('SITESIFT_CONFIG', `SITESIFT_CONFIG: cannot read ${file}: ${reason}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('SITESIFT_CONFIG', `SITESIFT_CONFIG: ${file} must contain a JSON object`);
+  }
+  const out = new Map<SettingSpec, string>();
+  for (const [k, v] of Object.entries(parsed)) {
+    // Either the env name (PORT) or the config field (port) is accepted as a key.
+    const spec = SPECS.find((s) => s.env === k || s.key === k);
+    if (!spec) throw new ConfigError(k, `SITESIFT_CONFIG: unknown setting "${k}" in ${file}`);
+    if (v === null) continue;
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
+      throw new ConfigError(spec.env, `${spec.env} in ${file} must be a string, number or boolean`);
+    }
+    out.set(spec, String(v));
+  }
+  return out;
+}
+
+/**
+ * Builds the frozen {@link Config} from command-line flags, the environment and an optional
+ * JSON config file (`file`, else `--config`, else `SITESIFT_CONFIG`). Pure apart from reading
+ * that file. Throws {@link ConfigError} (one line, names the setting) on the first problem.
+ *
+ * @example loadConfig(['--port', '0'], { SITESIFT_DATA_DIR: '/tmp/x' })
+ */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string): Readonly<Config> {
+  const flags = parseFlags(argv);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('SITESIFT_') && !OTHER_KNOWN_ENV.has(name) && !SPECS.some((s) => s.env === name)) {
+      throw new ConfigError(name, `unknown setting ${name} (known: ${SPECS.filter((s) => s.env.startsWith('SITESIFT_')).map((s) => s.env).join(', ')})`);
+    }
+  }
+  const config = defaultConfig() as unknown as Record<Key, unknown>;
+  const configFile = file ?? flags.get('config') ?? (env.SITESIFT_CONFIG || undefined);
+  const fromFile = configFile ? readConfigFile(configFile) : new Map<SettingSpec, string>();
+
+  for (const spec of SPECS) {
+    let raw: string | undefined;
+    let name = spec.env;
+    if (fromFile.has(spec)) raw = fromFile.get(spec);
+    const envValue = env[spec.env];
+    // An empty env var means "unset" (shells make `X= cmd` easy), so it does not override.
+    if (envValue !== undefined && envValue !== '') raw = envValue;
+    if (flags.has(spec.flag)) {
+      raw = flags.get(spec.flag);
+      name = `--${spec.flag}`;
+    }
+    if (raw !== undefined) config[spec.key] = spec.parse(raw, name);
+  }
+
+  const out = config as unknown as Config;
+  out.dataDir = path.resolve(out.dataDir);
+  if (out.role === 'search' && out.snapshot === null) {
+    throw new ConfigError('SITESIFT_SNAPSHOT', 'SITESIFT_SNAPSHOT is required when SITESIFT_ROLE=search (a directory or http(s) URL of an export)');
+  }
+  if (out.snapshot !== null && !/^https?:\/\//i.test(out.snapshot)) out.snapshot = path.resolve(out.snapshot);
+  return Object.freeze(out);
 }

@@ -1,5 +1,142 @@
+/**
+ * Admin API (SPEC §7, the Control Panel): projects, API keys and settings. Thin routes:
+ * authorise → validate → one registry call → shape the response. Main thread.
+ */
 import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError } from '../errors.js';
+import { assertSiteId } from '../projects/registry.js';
 import type { Services } from '../services.js';
+import type { Settings } from '../types.js';
+import { requireAdmin } from './auth.js';
+import { bodyLimit, readJson } from './body.js';
 
-/** Registers the admin routes. (Placeholder until its owner fills it in.) */
-export function register(_router: Router, _services: Services): void {}
+function objectBody(body: unknown): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError('invalid_parameter', 'The request body must be a JSON object.', 'body');
+  }
+  return body as Record<string, unknown>;
+}
+
+function optionalString(body: Record<string, unknown>, field: string, max: number): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new AppError('invalid_parameter', `"${field}" must be a string.`, field);
+  if (v.length > max) throw new AppError('invalid_parameter', `"${field}" must be at most ${max} characters.`, field);
+  return v;
+}
+
+/** The siteId path parameter of an existing project (404 `not_found` otherwise). */
+function existingProject(ctx: Context, services: Services): string {
+  const siteId = ctx.params.siteId as string;
+  if (!services.projects.hasProject(siteId)) throw new AppError('not_found', `No project "${siteId}".`, 'siteId');
+  return siteId;
+}
+
+/** Searchable pages of a project for listings; 0 while the index store is not available. */
+async function pageCount(services: Services, siteId: string): Promise<number> {
+  try {
+    const index = await services.indexes.get(siteId);
+    return index.stats().pages;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'not_implemented') return 0;
+    throw err;
+  }
+}
+
+function settingsBody(settings: Settings): Record<string, unknown> {
+  return { status: 'success', ...settings };
+}
+
+/** Registers the `/admin/projects...` routes. */
+export function register(router: Router, services: Services): void {
+  const limit = bodyLimit(services);
+
+  router.post('/admin/projects', async (ctx) => {
+    requireAdmin(ctx, services);
+    const body = objectBody(await readJson(ctx, { maxBytes: limit }));
+    assertSiteId(body.siteId);
+    const name = optionalString(body, 'name', 200);
+    const { project, key } = services.projects.createProject(body.siteId, name);
+    ctx.status = 201;
+    ctx.body = { status: 'success', ...project, apiKey: key };
+  });
+
+  router.get('/admin/projects', async (ctx) => {
+    requireAdmin(ctx, services);
+    const projects = [];
+    for (const p of services.projects.listProjects()) projects.push({ ...p, pages: await pageCount(services, p.siteId) });
+    ctx.body = { status: 'success', projects };
+  });
+
+  router.delete('/admin/projects/:siteId', async (ctx) => {
+    requireAdmin(ctx, services);
+    const siteId = existingProject(ctx, services);
+    await services.projects.deleteProject(siteId);
+    ctx.body = { status: 'success' };
+  });
+
+  router.post('/admin/projects/:siteId/keys', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    const body = objectBody(await readJson(ctx, { maxBytes: limit, optional: true }));
+    const label = optionalString(body, 'label', 200) ?? '';
+    ctx.status = 201;
+    ctx.body = { status: 'success', ...services.projects.createKey(siteId, label) };
+  });
+
+  router.get('/admin/projects/:siteId/keys', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    ctx.body = { status: 'success', keys: services.projects.listKeys(siteId) };
+  });
+
+  router.patch('/admin/projects/:siteId/keys/:id', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    const body = objectBody(await readJson(ctx, { maxBytes: limit }));
+    const label = optionalString(body, 'label', 200);
+    if (label === undefined) throw new AppError('invalid_parameter', '"label" is required.', 'label');
+    for (const k of Object.keys(body)) {
+      if (k !== 'label') throw new AppError('invalid_parameter', `Unknown field "${k}"; only "label" can be changed.`, k);
+    }
+    ctx.body = { status: 'success', ...services.projects.renameKey(siteId, ctx.params.id as string, label) };
+  });
+
+  router.delete('/admin/projects/:siteId/keys/:id', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    services.projects.deleteKey(siteId, ctx.params.id as string);
+    ctx.body = { status: 'success' };
+  });
+
+  router.get('/admin/projects/:siteId/settings', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    ctx.body = settingsBody(services.projects.getSettings(siteId));
+  });
+
+  router.put('/admin/projects/:siteId/settings', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    const body = await readJson(ctx, { maxBytes: limit });
+    ctx.body = settingsBody(services.projects.putSettings(siteId, body));
+  });
+
+  router.patch('/admin/projects/:siteId/settings', async (ctx) => {
+    requireAdmin(ctx, services, ctx.params.siteId);
+    const siteId = existingProject(ctx, services);
+    const body = await readJson(ctx, { maxBytes: limit });
+    ctx.body = settingsBody(services.projects.patchSettings(siteId, body));
+  });
+
+  // Operator action used by `sitesift merge`: merges the project's segments into one.
+  router.post('/admin/projects/:siteId/merge', async (ctx) => {
+    requireAdmin(ctx, services);
+    const siteId = existingProject(ctx, services);
+    const index = await services.indexes.get(siteId);
+    await index.merge({ full: true });
+    ctx.body = { status: 'success', siteId, pages: index.stats().pages };
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * The Koa application: middleware composed once, in this order (main thread):
+ *
+ * 1. request id — a UUID per request, echoed in `X-Request-Id`, bound to the request logger;
+ * 2. access log — one JSON line per request (path without the query string: tokens live there);
+ * 3. errors — the ONE place failures become `{"status":"failure","code","message",...}`;
+ * 4. read-only guard — on a `search`-role node every write route answers 405;
+ * 5. CORS — only for the public search routes (`GET /sites`, `GET /sites/suggest`,
+ *    `POST /sites/queries/log`), including `OPTIONS` preflights;
+ * 6. the router — every module in `src/http/*` registers its routes on it;
+ * 7. fallback — unknown path → 404 `not_found`, known path with another method → 405 with `Allow`.
+ */
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import type { Context, Next } from 'koa';
+import Router from '@koa/router';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Services } from '../services.js';
+import * as admin from './admin.js';
+import * as analytics from './analytics.js';
+import * as crawl from './crawl.js';
+import * as documents from './documents.js';
+import * as reports from './reports.js';
+import * as search from './search.js';
+
+/** Route modules, each exporting `register(router, services)`. */
+const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl];
+
+/** Public search routes: the only paths that send CORS headers (SPEC §2). */
+export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
+  '/sites': 'GET',
+  '/sites/suggest': 'GET',
+  '/sites/queries/log': 'POST',
+};
+
+/** Writes allowed on a read-only search node (query logs are forwarded to the primary). */
+const SEARCH_ROLE_WRITES = new Set(['/sites/queries/log']);
+
+export interface AppOptions {
+  /** Extra routes registered after the modules' (tests use this for a throwing route). */
+  routes?: (router: Router, services: Services) => void;
+}
+
+/** Per-request state every route can rely on. */
+export interface RequestState {
+  reqId: string;
+  log: Logger;
+  siteId?: string;
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'invalid_parameter',
+  401: 'invalid_token',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  501: 'not_implemented',
+  503: 'overloaded',
+};
+
+/** Sends a failure body (also used by the fallback, which does not throw). */
+function renderError(ctx: Context, err: AppError): void {
+  ctx.status = err.status;
+  const body: Record<string, unknown> = { status: 'failure', code: err.code, message: err.message };
+  if (err.field !== undefined) body.field = err.field;
+  if (err.errors !== undefined) body.errors = err.errors;
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+  ctx.body = body;
+}
+
+/**
+ * Maps anything thrown by a route to the response. AppErrors render as themselves; Koa
+ * http-errors with `expose` map by status; everything else is a 500 `internal` that carries
+ * the request id and is logged with its stack — which never reaches the body.
+ */
+async function errors(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (thrown) {
+    const state = ctx.state as RequestState;
+    if (thrown instanceof AppError) {
+      renderError(ctx, thrown);
+      if (thrown.status >= 500) state.log.error({ err: thrown }, 'request failed');
+      return;
+    }
+    const e = thrown as { status?: number; expose?: boolean; message?: string };
+    const code = typeof e.status === 'number' ? STATUS_CODES[e.status] : undefined;
+    if (code && e.expose && e.status! < 500) {
+      renderError(ctx, new AppError(code, e.message ?? code));
+      return;
+    }
+    state.log.error({ err: thrown }, 'unhandled error');
+    ctx.status = ERROR_STATUS.internal;
+    ctx.body = {
+      status: 'failure',
+      code: 'internal',
+      message: `Internal error; please retry, and quote request id ${state.reqId} if you report it.`,
+      requestId: state.reqId,
+    };
+  }
+}
+
+function cors(ctx: Context): boolean {
+  const method = PUBLIC_ROUTES[ctx.path];
+  if (method === undefined) return false;
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', `${method}, OPTIONS`);
+  ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || 'Content-Type');
+  ctx.set('Access-Control-Max-Age', '86400');
+  return true;
+}
+
+/**
+ * Builds the application. Every route module's `register(router, services)` is called once,
+ * in a fixed order; `opts.routes` adds test-only routes.
+ */
+export function createApp(services: Services, opts: AppOptions = {}): Koa {
+  const app = new Koa({ proxy: false });
+  const router = new Router();
+
+  router.get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  for (const mod of ROUTE_MODULES) mod.register(router, services);
+  opts.routes?.(router, services);
+
+  app.use(async (ctx, next) => {
+    const reqId = randomUUID();
+    ctx.state.reqId = reqId;
+    ctx.state.log = services.log.child({ reqId });
+    ctx.set('X-Request-Id', reqId);
+    await next();
+  });
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const state = ctx.state as RequestState;
+      state.log.info(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          ...(state.siteId ? { siteId: state.siteId } : {}),
+        },
+        'request',
+      );
+    }
+  });
+
+  app.use(errors);
+
+  app.use(async (ctx, next) => {
+    if (services.config.role === 'search' && !['GET', 'HEAD', 'OPTIONS'].includes(ctx.method) && !SEARCH_ROLE_WRITES.has(ctx.path)) {
+      ctx.set('Allow', 'GET, HEAD');
+      throw new AppError('method_not_allowed', 'This is a read-only search node; send writes to the primary.');
+    }
+    await next();
+  });
+
+  app.use(async (ctx, next) => {
+    const isPublic = cors(ctx);
+    if (isPublic && ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    await next();
+  });
+
+  app.use(router.routes());
+
+  app.use(async (ctx) => {
+    if (ctx.body !== undefined && ctx.body !== null) return;
+    if (ctx.status !== 404) return;
+    const match = router.match(ctx.path, ctx.method);
+    const methods = new Set<string>();
+    for (const layer of match.path) for (const m of layer.methods) methods.add(m);
+    if (methods.size === 0) {
+      renderError(ctx, new AppError('not_found', `No route ${ctx.method} ${ctx.path}; see the API reference for the available routes.`));
+      return;
+    }
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    ctx.set('Allow', allow);
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    renderError(ctx, new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; use ${[...methods].join(' or ')}.`));
+  });
+
+  app.on('error', (err: Error) => services.log.error({ err }, 'koa error'));
+  return app;
+}

@@ -1,0 +1,282 @@
+/**
+ * Starting and stopping one sitesift server (main thread).
+ *
+ * {@link startServer}: lock the data dir → first-start bootstrap (master key file, project
+ * `default`, printed once) → build {@link Services} → listen. `close()` is the graceful
+ * shutdown of SPEC §1: stop accepting, let in-flight requests finish, stop cron jobs and the
+ * crawler, flush the query log and the indexes, stop the worker pool, release the lock.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { QueryLogService } from './analytics/index.js';
+import { IndexRegistry } from './index/registry.js';
+import type { Config } from './config.js';
+import { AppError } from './errors.js';
+import { createApp, type AppOptions } from './http/app.js';
+import { createLogger, type Logger } from './log.js';
+import { createPool } from './pool.js';
+import { ProjectRegistry } from './projects/index.js';
+import type { Services } from './services.js';
+import { startQueryLogRollup } from '../jobs/querylog-rollup.js';
+
+export interface StartOptions {
+  /** Where the first-start banner goes (default stdout). */
+  stdout?: Writable;
+  /** Logger to use; default a JSON logger at `config.logLevel` on stdout. */
+  log?: Logger;
+  clock?: () => number;
+  /** Passed to {@link createApp} (tests add routes). */
+  app?: AppOptions;
+  /** Start cron jobs (default true; tests that drive jobs by hand pass false). */
+  jobs?: boolean;
+}
+
+export interface RunningServer {
+  /** `http://host:port` actually bound (port 0 → the chosen port). */
+  url: string;
+  services: Services;
+  /** Graceful shutdown; idempotent (later calls return the same promise). */
+  close(): Promise<void>;
+}
+
+export const MASTER_KEY_FILE = 'master.key';
+export const LOCK_FILE = 'sitesift.lock';
+/** In-flight requests get this long before their connections are cut during shutdown. */
+const DRAIN_MS = 8_000;
+
+/** Reads `<dataDir>/master.key` (trimmed) or null when absent. */
+export function readMasterKeyFile(dataDir: string): string | null {
+  try {
+    const key = readFileSync(path.join(dataDir, MASTER_KEY_FILE), 'utf8').trim();
+    return key === '' ? null : key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the data-dir lock (`sitesift.lock` holding the owner's pid) so two servers never
+ * open one data dir. A lock whose pid is gone (crash, `kill -9`) is taken over.
+ * Returns the release function.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  const file = path.join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o644);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => {
+        try {
+          unlinkSync(file);
+        } catch {
+          // Already gone: nothing to release.
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
+        throw new Error(`data directory ${dataDir} is in use by another sitesift process (pid ${pid}); stop it or use another SITESIFT_DATA_DIR`);
+      }
+      unlinkSync(file);
+    }
+  }
+  throw new Error(`could not lock data directory ${dataDir}`);
+}
+
+/** A master key: `ssm_` + 32 random bytes in base64url. */
+export function generateMasterKey(): string {
+  return 'ssm_' + randomBytes(32).toString('base64url');
+}
+
+function notImplemented(what: string): AppError {
+  return new AppError('not_implemented', `${what} is not available in this build yet.`);
+}
+
+/**
+ * Stand-in for a service whose module is not wired yet: every method call throws
+ * `not_implemented` (501), `close()` resolves. Keeps the server bootable while parts land.
+ */
+function placeholder<T>(what: string): T {
+  return new Proxy(
+    {},
+    {
+      get(_target, prop) {
+        if (prop === 'then' || typeof prop === 'symbol') return undefined;
+        if (prop === 'close' || prop === 'closeAll' || prop === 'stop') return async () => {};
+        if (prop === 'drop' || prop === 'dropSite') return async () => {};
+        return () => {
+          throw notImplemented(what);
+        };
+      },
+    },
+  ) as T;
+}
+
+/**
+ * Starts a server for `config`. Rejects (nothing left open) when the data dir is locked or a
+ * component fails to open.
+ */
+export async function startServer(config: Readonly<Config>, opts: StartOptions = {}): Promise<RunningServer> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? Date.now;
+  const stdout = opts.stdout ?? process.stdout;
+  const cleanups: Array<() => unknown> = [];
+  const undo = async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error({ err }, 'cleanup after failed start');
+      }
+    }
+  };
+
+  mkdirSync(config.dataDir, { recursive: true });
+  // "Empty" = nothing but (maybe) dotfiles: the first start of this data dir.
+  const fresh = readdirSync(config.dataDir).every((f) => f.startsWith('.'));
+  cleanups.push(lockDataDir(config.dataDir));
+
+  try {
+    // ---- master key: env/flag, else the key file, else generate one (first start).
+    let masterKey = config.masterKey ?? readMasterKeyFile(config.dataDir);
+    let generatedKey = false;
+    if (masterKey === null) {
+      masterKey = generateMasterKey();
+      const keyPath = path.join(config.dataDir, MASTER_KEY_FILE);
+      writeFileSync(keyPath, masterKey + '\n', { mode: 0o600, flag: 'wx' });
+      chmodSync(keyPath, 0o600); // the umask may have widened the mode on creation
+      generatedKey = true;
+    }
+    const cfg: Readonly<Config> = Object.freeze({ ...config, masterKey });
+
+    const projects = ProjectRegistry.open(cfg.dataDir, { clock, log });
+    cleanups.push(() => projects.close());
+    const firstProject = fresh && generatedKey ? projects.createProject('default', 'Default project') : null;
+
+    const pool = createPool({ workers: cfg.workers });
+    cleanups.push(() => pool.destroy());
+
+    // ---- stores owned by other folders -------------------------------------------------
+    const indexes = new IndexRegistry({
+      dataDir: cfg.dataDir,
+      pool,
+      refreshMs: cfg.refreshMs,
+      clock,
+      log: { info: (m) => log.info({}, m), warn: (m) => log.warn({}, m), error: (m) => log.error({}, m) },
+      defaultLanguage: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).search.language : 'en'),
+    });
+    cleanups.push(() => indexes.closeAll());
+    const analytics = new QueryLogService({
+      dataDir: cfg.dataDir,
+      clock,
+      settingsOf: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).analytics : undefined),
+      onError: (err, context) => log.error({ err, context }, 'query log failure'),
+    });
+    cleanups.push(() => analytics.close());
+    // TODO(crawl): replace with the CrawlService from ./crawl/service.js once it lands.
+    const crawl = placeholder<Services['crawl']>('Crawling');
+
+    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl };
+
+    // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
+    projects.onDelete(async (siteId) => {
+      await indexes.drop(siteId);
+      analytics.dropSite(siteId);
+    });
+
+    // ---- background work
+    analytics.start();
+    if (opts.jobs !== false) {
+      const rollup = startQueryLogRollup({ analytics, clock, onError: (err) => log.error({ err }, 'query log rollup failed') });
+      cleanups.push(() => rollup.stop());
+    }
+
+    // ---- HTTP
+    const app = createApp(services, opts.app);
+    const server = http.createServer(app.callback());
+    // Slow clients must not hold a socket forever; generous enough for 10 MiB uploads.
+    server.requestTimeout = 120_000;
+    server.headersTimeout = 30_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(cfg.port, cfg.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    const url = `http://${host}:${addr.port}`;
+    log.info({ url, dataDir: cfg.dataDir, role: cfg.role, workers: cfg.workers }, 'listening');
+
+    if (firstProject) {
+      stdout.write(banner(url, cfg.dataDir, masterKey, firstProject.key.token));
+    } else if (generatedKey) {
+      stdout.write(
+        `\nsitesift: generated a new master key (shown once; also saved in ${path.join(cfg.dataDir, MASTER_KEY_FILE)}, mode 0600):\n  ${masterKey}\n\n`,
+      );
+    }
+
+    let closing: Promise<void> | null = null;
+    const close = (): Promise<void> => {
+      closing ??= (async () => {
+        log.info({}, 'shutting down');
+        await new Promise<void>((resolve) => {
+          const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+          cut.unref();
+          server.close(() => {
+            clearTimeout(cut);
+            resolve();
+          });
+          server.closeIdleConnections();
+        });
+        await undo();
+        log.info({}, 'stopped');
+      })();
+      return closing;
+    };
+    return { url, services, close };
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}
+
+function banner(url: string, dataDir: string, masterKey: string, token: string): string {
+  const doc = JSON.stringify({ url: 'https://example.com/hello', title: 'Hello sitesift', content: 'My first indexed page.' });
+  return [
+    '',
+    'sitesift: first start — credentials below are shown ONCE; store them now.',
+    `  master key : ${masterKey}`,
+    `               (saved in ${path.join(dataDir, MASTER_KEY_FILE)}, mode 0600; admin API and CLI)`,
+    `  project    : default`,
+    `  API key    : ${token}`,
+    '',
+    '  Index a page, then search it:',
+    `  curl -X POST '${url}/sites/pageJson?token=${token}' -H 'Content-Type: application/json' -d '${doc}'`,
+    `  curl '${url}/sites?site=default&query=hello'`,
+    '',
+    '',
+  ].join('\n');
+}
+
+/** True when `dataDir` has a master key file (used by the CLI to find credentials). */
+export function hasMasterKeyFile(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, MASTER_KEY_FILE));
+}
