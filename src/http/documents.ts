@@ -45,8 +45,15 @@ export async function projectIndex(services: Services, siteId: string): Promise<
   return services.indexes.get(siteId);
 }
 
+/**
+ * The crawler's hooks, or undefined while this server runs without one. Until the crawler is
+ * wired, `services.crawl` is a stand-in whose every property is a function that throws 501;
+ * a property no real service has tells the two apart before anything is written.
+ */
 function crawlHooks(services: Services): CrawlHooks | undefined {
-  return (services as { crawl?: CrawlHooks }).crawl;
+  const crawl = (services as { crawl?: CrawlHooks & Record<string, unknown> }).crawl;
+  if (!crawl || typeof crawl['__noSuchCrawlMethod__'] === 'function') return undefined;
+  return crawl;
 }
 
 async function indexRoute(ctx: Context, services: Services, batch: boolean): Promise<void> {

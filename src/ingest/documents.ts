@@ -5,6 +5,7 @@
  * Main thread. Every function resolves only after `ProjectIndex.write` resolved, i.e. after the
  * write log was fsync'd: a resolved call is an acknowledged, crash-safe change.
  */
+import { AppError } from '../errors.js';
 import type { ProjectIndex, WriteOp } from '../index/contract.js';
 import type { PageDoc } from '../types.js';
 import type { UrlMatcher } from './url-pattern.js';
@@ -68,5 +69,11 @@ export async function deleteByPattern(
 }
 
 function cancelCrawls(crawl: CrawlHooks | undefined, siteId: string, predicate: (url: string) => boolean): void {
-  if (typeof crawl?.cancel === 'function') crawl.cancel(siteId, predicate);
+  if (typeof crawl?.cancel !== 'function') return;
+  try {
+    crawl.cancel(siteId, predicate);
+  } catch (err) {
+    // A server without a crawler has no queue to cancel; anything else is a real failure.
+    if (!(err instanceof AppError && err.code === 'not_implemented')) throw err;
+  }
 }
