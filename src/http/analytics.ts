@@ -1,5 +1,92 @@
+/**
+ * Query-log routes (SPEC §8, seed 4.8 and 4.11). Main thread; thin: validate → one
+ * `services.analytics` call → shape.
+ *
+ * - `POST /sites/queries/log` (public, `site`; JSON, form, or sendBeacon text/plain JSON):
+ *   `{site, query, action: search|select|abandon, timeToAction?, link?, position?}` →
+ *   `{"status":"success"}`. Queued, never waits for the disk.
+ * - `GET /sites/queries/timechart?start=&end=&interval=` (token) → `{"status":"success","start",
+ *   "end","interval","total","buckets":[{"timestamp","count","noResults"}]}`.
+ * - `GET /sites/queries/top?start=&end=&limit=` (token) → `{"status":"success","start","end",
+ *   "queries":[{"query","count","averageResults","selectRate"}]}`.
+ * - `GET /sites/queries/noResults?start=&end=&limit=` (token) → `{"status":"success","start",
+ *   "end","queries":[{"query","count","lastSearched"}]}`.
+ *
+ * Ranges: `start`/`end` are UNIX seconds, `start < end`, default the 7 days before now.
+ */
 import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError, badParam } from '../errors.js';
+import { INTERVALS, bucketCount, defaultInterval, parseQueryEvent, type Interval } from '../analytics/index.js';
 import type { Services } from '../services.js';
+import { requireProject, requireSite } from './auth.js';
+import { bodyLimit, readJsonOrForm } from './body.js';
+import { parseEnumParam, parseIntParam, queryParam } from './params.js';
 
-/** Registers the analytics routes. (Placeholder until its owner fills it in.) */
-export function register(_router: Router, _services: Services): void {}
+/** Largest accepted timestamp: 9999-12-31T23:59:59Z. */
+export const MAX_TIMESTAMP = 253_402_300_799;
+/** Most buckets one time chart may return. */
+export const MAX_TIMECHART_BUCKETS = 5000;
+/** Largest `limit` of the top/noResults reports. */
+export const MAX_REPORT_LIMIT = 1000;
+/** Default range: the last 7 days. */
+const DEFAULT_RANGE_SECONDS = 7 * 86_400;
+/** An event body is small; refuse anything bigger early. */
+const MAX_EVENT_BODY_BYTES = 16 * 1024;
+
+/** `start`/`end` of a report: UNIX seconds, validated, defaults the 7 days before now. */
+export function parseRange(ctx: Context, services: Pick<Services, 'clock'>): { start: number; end: number } {
+  const now = Math.floor(services.clock() / 1000);
+  const startParam = parseIntParam(ctx, 'start', { min: 0, max: MAX_TIMESTAMP });
+  const endParam = parseIntParam(ctx, 'end', { min: 0, max: MAX_TIMESTAMP });
+  const end = endParam ?? (startParam !== undefined ? Math.max(now, startParam + 1) : now);
+  const start = startParam ?? Math.max(0, end - DEFAULT_RANGE_SECONDS);
+  if (start >= end) {
+    throw badParam('end', `Parameter "end" (${end}) must be greater than "start" (${start}); both are UNIX timestamps in seconds.`);
+  }
+  return { start, end };
+}
+
+/** Registers the analytics routes. */
+export function register(router: Router, services: Services): void {
+  router.post('/sites/queries/log', async (ctx) => {
+    const body = await readJsonOrForm(ctx, { maxBytes: Math.min(MAX_EVENT_BODY_BYTES, bodyLimit(services)) });
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new AppError('invalid_json', 'The body must be one JSON object or form: {site, query, action, timeToAction?, link?, position?}.');
+    }
+    const fields = body as Record<string, unknown>;
+    const siteId = requireSite(ctx, services, fields.site ?? queryParam(ctx, 'site'));
+    const event = parseQueryEvent(fields);
+    services.analytics.recordEvent(siteId, { ...event, ip: ctx.ip, userAgent: ctx.get('User-Agent') });
+    ctx.body = { status: 'success' };
+  });
+
+  router.get('/sites/queries/timechart', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const { start, end } = parseRange(ctx, services);
+    const given = parseEnumParam<Interval>(ctx, 'interval', INTERVALS);
+    const interval = given ?? defaultInterval(start, end);
+    const n = bucketCount(start * 1000, end * 1000, interval);
+    if (n > MAX_TIMECHART_BUCKETS) {
+      throw badParam(
+        given ? 'interval' : 'start',
+        `The range from ${start} to ${end} spans ${n} ${interval} buckets; at most ${MAX_TIMECHART_BUCKETS} are allowed: narrow the range or use a larger interval.`,
+      );
+    }
+    ctx.body = { status: 'success', ...services.analytics.timechart(siteId, start, end, interval) };
+  });
+
+  router.get('/sites/queries/top', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const range = parseRange(ctx, services);
+    const limit = parseIntParam(ctx, 'limit', { min: 1, max: MAX_REPORT_LIMIT, default: 10 });
+    ctx.body = { status: 'success', ...range, queries: services.analytics.topQueries(siteId, range, limit) };
+  });
+
+  router.get('/sites/queries/noResults', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const range = parseRange(ctx, services);
+    const limit = parseIntParam(ctx, 'limit', { min: 1, max: MAX_REPORT_LIMIT, default: 10 });
+    ctx.body = { status: 'success', ...range, queries: services.analytics.noResultQueries(siteId, range, limit) };
+  });
+}

@@ -80,6 +80,13 @@ function bruteForce(log: Logged[], startSec: number, endSec: number, interval: I
   return [...buckets].map(([ms, v]) => ({ timestamp: ms / 1000, ...v }));
 }
 
+interface Asserts {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  same: (...args: any[]) => boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  equal: (...args: any[]) => boolean;
+}
+
 function setup(t: { teardown(fn: () => void): void }) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-rollup-'));
   const clock = { now: T0 };
@@ -98,7 +105,7 @@ function buckets(dataDir: string): Array<[number, number, number]> {
   return rows;
 }
 
-function checkAll(t: Tap, svc: QueryLogService, log: Logged[], startSec: number, endSec: number, what: string) {
+function checkAll(t: Asserts, svc: QueryLogService, log: Logged[], startSec: number, endSec: number, what: string) {
   for (const interval of ['hour', 'day', 'week', 'month'] as const) {
     const chart = svc.timechart('docs', startSec, endSec, interval);
     const expected = bruteForce(log, startSec, endSec, interval);
@@ -106,7 +113,6 @@ function checkAll(t: Tap, svc: QueryLogService, log: Logged[], startSec: number,
     t.equal(chart.total, expected.reduce((s, b) => s + b.count, 0), `${what}: ${interval} total`);
   }
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 t.test('rollup every few minutes while logging matches a brute-force count', async (t) => {
   const { svc, dataDir, clock } = setup(t);
