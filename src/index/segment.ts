@@ -78,6 +78,27 @@ export function fieldWords(doc: PageDoc): string[][] {
   ];
 }
 
+/**
+ * Markers around each title, keyword and heading in the FTS5 streams, so that a phrase query
+ * `"xqzbeg a b xqzend"` means "a heading that is exactly `a b`" and phrases never run from one
+ * heading into the next. They are not in `terms`, so they never affect scoring statistics.
+ */
+export const FTS_BEGIN = 'xqzbeg';
+export const FTS_END = 'xqzend';
+
+function bounded(parts: string[]): string {
+  return parts.map((p) => `${FTS_BEGIN} ${words(p).join(' ')} ${FTS_END}`).join(' ');
+}
+
+// Section numbering in front of documentation titles ("Chapter 5.", "E.3.", "F.1.", "IV.").
+const NUMBERING_RE = /^\s*(?:(?:appendix|chapter|part|section)\s+)?(?:[a-z]|[ivxlc]+|\d+)(?:\.\d+)*\.(?=\s)\s*/i;
+
+/** The title without leading section numbering, for exact-title matching. */
+export function titleWithoutNumbering(title: string): string {
+  const t = title.replace(NUMBERING_RE, '');
+  return t.trim() === '' ? title : t;
+}
+
 class ByteWriter {
   buf = new Uint8Array(64);
   len = 0;
@@ -115,6 +136,7 @@ CREATE TABLE docs(
   data_points TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
+CREATE INDEX terms_stem ON terms(stem);
 CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, url, content, content='', columnsize=0, detail=full,
   tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 `;
@@ -172,7 +194,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
             for (let f = 0; f < NFIELDS; f++) if (t[f]! > 0) p.push(t[f]!);
             if (lang === 'en') english.add(w);
           }
-          insFts.run(id, fw[0]!.join(' '), fw[1]!.join(' '), fw[2]!.join(' '), fw[3]!.join(' '), fw[4]!.join(' '));
+          insFts.run(id, bounded([titleWithoutNumbering(d.title)]), bounded(d.keywords), bounded(d.headings), fw[3]!.join(' '), fw[4]!.join(' '));
         }
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
@@ -392,6 +414,16 @@ export class SegmentReader {
   /** Row ids matching an FTS5 query (phrases: `"a b"`; callers quote every word). */
   ftsMatch(query: string): Set<number> {
     return new Set(this.stmtPhrase.all(query) as number[]);
+  }
+
+  /** The subset of `ids` matching an FTS5 query. */
+  ftsMatchAmong(query: string, ids: Set<number>): Set<number> {
+    const out = new Set<number>();
+    if (ids.size === 0) return out;
+    // FTS5 plans `rowid IN (...)` as a scan; evaluating the phrase alone and intersecting here
+    // is much faster for the short phrase queries used by re-ranking.
+    for (const id of this.stmtPhrase.iterate(query) as IterableIterator<number>) if (ids.has(id)) out.add(id);
+    return out;
   }
 
   close(): void {

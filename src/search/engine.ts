@@ -11,7 +11,7 @@
  * result does not depend on how the index is split.
  */
 import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { NFIELDS, type Postings } from '../index/segment.js';
+import { NFIELDS, FTS_BEGIN, FTS_END, type Postings } from '../index/segment.js';
 import type { FieldWeights, FilterDefinition, SearchSettings } from '../types.js';
 import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze.js';
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
@@ -311,6 +311,9 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   for (const [i, alts] of alternatives.entries()) if (i < required || mustKeep[i]) for (const a of alts) matched.add(a.term);
 
   sortHits(hits, req);
+  if (!req.sort && !parsed.browse && hits.length > 1) {
+    applyPhraseBonus(hits, phraseTokens(parsed, slots, alternatives, snap));
+  }
   return {
     hits,
     perGroup,
@@ -319,6 +322,95 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     usedWords: used.map((s) => s.word),
     parsed,
   };
+}
+
+/** How many top results get the phrase/exactness re-ranking. */
+const RERANK_TOP = 100;
+// Multipliers added to 1 for each signal a document shows.
+const BONUS = { titleExact: 3, titleStart: 1, titlePhrase: 1, headingExact: 1.5, headingPhrase: 0.5, contentPhrase: 0.3 };
+
+/**
+ * FTS5 tokens for the whole query as typed (stop words included): for each word its exact form
+ * when indexed, else its most frequent closest expansion; the last word as a prefix token when
+ * it is a prefix without an exact match. Null when some word has no usable form.
+ */
+function phraseTokens(parsed: ParsedQuery, slots: QueryWord[], alternatives: Alternative[][], snap: IndexSnapshot): string[] | null {
+  const toks: string[] = [];
+  for (const w of parsed.words) {
+    const si = slots.indexOf(w);
+    if (si < 0) {
+      toks.push(`"${w.word}"`);
+      continue;
+    }
+    const alts = alternatives[si]!;
+    if (alts.some((a) => a.kind === 'exact')) {
+      toks.push(w.prefix ? `"${w.word}" *` : `"${w.word}"`);
+      continue;
+    }
+    if (w.prefix) {
+      toks.push(`"${w.word}" *`);
+      continue;
+    }
+    let best: Alternative | null = null;
+    let bestDf = -1;
+    for (const a of alts) {
+      const df = snap.segments.reduce((n, s) => n + (s.reader.postings(a.term)?.ids.length ?? 0), 0);
+      if (!best || a.distance < best.distance || (a.distance === best.distance && df > bestDf)) {
+        best = a;
+        bestDf = df;
+      }
+    }
+    if (!best) return null;
+    toks.push(`"${best.term}"`);
+  }
+  return toks.length ? toks : null;
+}
+
+/**
+ * Re-ranks the top results by phrase and exactness signals found with FTS5 (title equal to the
+ * query, title starting with it, the query as a phrase in the title, a heading equal to it, the
+ * query as a phrase in a heading or the content). Only the top {@link RERANK_TOP} are touched;
+ * typo tiers are kept. Deterministic and independent of segmentation (per-document signals).
+ */
+function applyPhraseBonus(hits: Hit[], toks: string[] | null): void {
+  if (!toks) return;
+  const top = hits.slice(0, RERANK_TOP);
+  const phrase = toks.join(' + ');
+  const prefixLast = toks[toks.length - 1]!.endsWith('*');
+  const queries: Array<[string, number]> = [
+    [`title : ("${FTS_BEGIN}" + ${phrase}${prefixLast ? '' : ` + "${FTS_END}"`})`, BONUS.titleExact],
+    [`title : ("${FTS_BEGIN}" + ${phrase})`, BONUS.titleStart],
+    [`title : (${phrase})`, BONUS.titlePhrase],
+    [`headings : (${prefixLast ? `"${FTS_BEGIN}" + ${phrase}` : `"${FTS_BEGIN}" + ${phrase} + "${FTS_END}"`})`, BONUS.headingExact],
+    [`headings : (${phrase})`, BONUS.headingPhrase],
+  ];
+  if (toks.length > 1) queries.push([`content : (${phrase})`, BONUS.contentPhrase]);
+  const bySeg = new Map<LiveSegment, Hit[]>();
+  for (const h of top) {
+    let l = bySeg.get(h.seg);
+    if (!l) bySeg.set(h.seg, (l = []));
+    l.push(h);
+  }
+  for (const [seg, list] of bySeg) {
+    const bonus = new Map<number, number>(list.map((h) => [h.id, 1]));
+    const ids = new Set(list.map((h) => h.id));
+    let titleExactIds = new Set<number>();
+    let titleStartIds = new Set<number>();
+    queries.forEach(([q, b], qi) => {
+      const m = seg.reader.ftsMatchAmong(q, ids);
+      if (qi === 0) titleExactIds = m;
+      if (qi === 1) titleStartIds = m;
+      for (const id of m) {
+        // An exact title also starts with and contains the query: count it once.
+        if (qi === 1 && titleExactIds.has(id)) continue;
+        if (qi === 2 && (titleExactIds.has(id) || titleStartIds.has(id))) continue;
+        bonus.set(id, bonus.get(id)! + b);
+      }
+    });
+    for (const h of list) h.score *= bonus.get(h.id)!;
+  }
+  top.sort(byRelevance);
+  for (let i = 0; i < top.length; i++) hits[i] = top[i]!;
 }
 
 function fieldWeightArray(w: FieldWeights): number[] {
