@@ -168,7 +168,7 @@ export async function api(
     body = JSON.stringify(init.json);
     headers['Content-Type'] ??= 'application/json';
   }
-  const res = await fetch(base + pathAndQuery, { method: init.method ?? 'GET', headers, body });
+  const res = await fetch(base + pathAndQuery, { method: init.method ?? 'GET', headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
   const text = await res.text();
   let parsed: unknown = undefined;
   try {

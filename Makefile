@@ -1,0 +1,54 @@
+# sitesift — developer entry points. `make start` and `make test` work on a fresh clone.
+SHELL := /bin/bash
+NODE ?= node
+TSX := $(NODE) --import tsx
+BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
+
+.PHONY: setup build start test bench bench-search bench-suggest bench-crawl relevance reindex export clean
+
+# Install only when needed: no node_modules, or package-lock.json changed since the last install.
+# npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
+# SQLite binding is rebuilt explicitly when its .node file is missing.
+setup:
+	@if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+		echo "make setup: npm install"; npm install --no-audit --no-fund; \
+	fi
+	@if [ ! -f $(BETTER_SQLITE) ]; then echo "make setup: building better-sqlite3"; npm rebuild better-sqlite3; fi
+	@test -f $(BETTER_SQLITE) || { echo "make setup: better-sqlite3 native module missing after rebuild" >&2; exit 1; }
+
+build: setup
+	npx tsc -p tsconfig.build.json
+
+start: setup build
+	$(NODE) dist/src/cli.js serve
+
+test: setup
+	npx tsc --noEmit -p .
+	npx tap
+
+bench: bench-search bench-suggest bench-crawl
+
+bench-search: setup
+	$(TSX) bench/search.ts
+
+bench-suggest: setup
+	$(TSX) bench/suggest.ts
+
+bench-crawl: setup
+	$(TSX) bench/crawl.ts
+
+relevance: setup
+	$(TSX) bench/relevance.ts
+
+# make reindex SITE=docs FILE=pages.jsonl  (the server must be running)
+reindex: setup
+	@test -n "$(SITE)" -a -n "$(FILE)" || { echo "usage: make reindex SITE=<siteId> FILE=<file|dir>" >&2; exit 2; }
+	$(TSX) src/cli.ts index "$(SITE)" "$(FILE)"
+
+# make export SITE=docs OUT=./snapshot
+export: setup
+	@test -n "$(SITE)" -a -n "$(OUT)" || { echo "usage: make export SITE=<siteId> OUT=<dir>" >&2; exit 2; }
+	$(TSX) src/cli.ts export "$(SITE)" --out "$(OUT)"
+
+clean:
+	rm -rf dist .tap .tap-out.log bench/out
