@@ -18,7 +18,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError, badParam } from '../errors.js';
 import type { ProjectIndex } from '../index/contract.js';
-import { deleteByPattern, deleteByUrl, indexPages, type CrawlHooks } from '../ingest/documents.js';
+import { crawlerOf, deleteByPattern, deleteByUrl, indexPages, type CrawlHooks } from '../ingest/documents.js';
 import { compileUrlPattern } from '../ingest/url-pattern.js';
 import { canonicalPageUrl, validateBatch, validatePage, wantsAppend, type ValidateContext } from '../ingest/validate.js';
 import type { Services } from '../services.js';
@@ -45,15 +45,9 @@ export async function projectIndex(services: Services, siteId: string): Promise<
   return services.indexes.get(siteId);
 }
 
-/**
- * The crawler's hooks, or undefined while this server runs without one. Until the crawler is
- * wired, `services.crawl` is a stand-in whose every property is a function that throws 501;
- * a property no real service has tells the two apart before anything is written.
- */
-function crawlHooks(services: Services): CrawlHooks | undefined {
-  const crawl = (services as { crawl?: CrawlHooks & Record<string, unknown> }).crawl;
-  if (!crawl || typeof crawl['__noSuchCrawlMethod__'] === 'function') return undefined;
-  return crawl;
+/** The crawler's hooks, or undefined while this server runs without a crawler. */
+export function crawlHooks(services: Services): CrawlHooks | undefined {
+  return crawlerOf((services as { crawl?: unknown }).crawl);
 }
 
 async function indexRoute(ctx: Context, services: Services, batch: boolean): Promise<void> {

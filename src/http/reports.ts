@@ -13,7 +13,7 @@ import { indexedContent, indexStatus, parseStatusFilter, type ContentQuery } fro
 import type { Services } from '../services.js';
 import { DOCUMENT_TYPES, type DocumentType } from '../types.js';
 import { requireProject } from './auth.js';
-import { projectIndex } from './documents.js';
+import { crawlHooks, projectIndex } from './documents.js';
 import { parseIntParam, queryParam } from './params.js';
 
 /** Largest `limit` of `indexedContent`. */
@@ -59,6 +59,6 @@ export function register(router: Router, services: Services): void {
 
 /** URLs the crawler still has queued for the project; 0 without a crawler. */
 function crawlPending(services: Services, siteId: string): number {
-  const crawl = (services as { crawl?: { pendingCount?: (siteId: string) => number } }).crawl;
+  const crawl = crawlHooks(services);
   return typeof crawl?.pendingCount === 'function' ? crawl.pendingCount(siteId) : 0;
 }

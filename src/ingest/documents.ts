@@ -15,6 +15,19 @@ export interface CrawlHooks {
   pushUrl?: (siteId: string, url: string, opts: { appendTo?: PageDoc }) => Promise<{ taskId: string }> | { taskId: string };
   /** Drops queued crawls whose URL matches; the predicate is only valid during the call. */
   cancel?: (siteId: string, predicate: (url: string) => boolean) => unknown;
+  /** URLs queued for the project (indexStatus `pending`). */
+  pendingCount?: (siteId: string) => number;
+}
+
+/**
+ * `services.crawl` as {@link CrawlHooks}, or undefined while the server runs without a crawler.
+ * Until the crawler is wired, `services.crawl` is a stand-in whose every property is a function
+ * that throws 501; a property no real service has tells the two apart before anything is written.
+ */
+export function crawlerOf(crawl: unknown): CrawlHooks | undefined {
+  if (typeof crawl !== 'object' || crawl === null) return undefined;
+  if (typeof (crawl as Record<string, unknown>)['__noSuchCrawlMethod__'] === 'function') return undefined;
+  return crawl as CrawlHooks;
 }
 
 /** Result of {@link indexPages}. */
