@@ -1,0 +1,86 @@
+/**
+ * `sitesift index` end to end: the CLI (runCli, in-process) posts fixture files to a real
+ * server on 127.0.0.1 with the master key; the server's listing shows what was indexed.
+ */
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { runCli } from '../../../src/cli.js';
+import { api, startTestServer, type TestServer } from '../../helpers/server.js';
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'ingest');
+
+let s: TestServer;
+t.before(async () => {
+  s = await startTestServer();
+  await api(s.url, '/admin/projects', { method: 'POST', token: s.masterKey, json: { siteId: 'imp' } });
+});
+t.teardown(() => s.close());
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await runCli(['index', ...args, '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
+  return { code, stdout: out, stderr: err };
+}
+
+async function listed(fragment: string): Promise<string[]> {
+  const r = await api(s.url, `/sites/indexedContent?site=imp&limit=1000&url=${encodeURIComponent(fragment)}`, { token: s.masterKey });
+  return r.body.pages.map((p: { url: string }) => p.url);
+}
+
+t.test('JSON file with a relative URL and one bad entry', async (t) => {
+  const r = await cli(['imp', path.join(fixtures, 'pages.json'), '--base-url', 'https://docs.example.com/']);
+  t.equal(r.code, 1, r.stderr);
+  t.match(r.stdout, /4 entries.*3 indexed, 1 rejected/);
+  t.match(r.stdout, /rejected pages\.json\[2\] \(https:\/\/docs\.example\.com\/guide\/upgrade\.html\): .*title/);
+  t.match(r.stderr, /100% read/);
+  t.same(await listed('docs.example.com/guide/'), [
+    'https://docs.example.com/guide/backup.html',
+    'https://docs.example.com/guide/configure.html',
+    'https://docs.example.com/guide/install.html',
+  ]);
+});
+
+t.test('gzipped JSONL with a bad line and an invalid entry; summary as JSON', async (t) => {
+  const r = await cli(['imp', path.join(fixtures, 'pages.jsonl.gz'), '--base-url', 'https://db.example.com/', '--batch-size', '2', '--json']);
+  t.equal(r.code, 1);
+  const summary = JSON.parse(r.stdout);
+  t.equal(summary.indexed, 3);
+  t.same(summary.rejected.map((x: { origin: string }) => x.origin).sort(), ['pages.jsonl.gz:3', 'pages.jsonl.gz:6']);
+  t.equal((await listed('db.example.com/ref/')).length, 3);
+});
+
+t.test('directory: every file, the bad entry reported, documents searchable at the end', async (t) => {
+  const r = await cli(['imp', path.join(fixtures, 'dir')]);
+  t.equal(r.code, 1);
+  t.match(r.stdout, /3 indexed, 1 rejected/);
+  t.match(r.stdout, /b\.jsonl:2 \(https:\/\/dir\.example\.com\/c\.html\): language/);
+  t.same(await listed('dir.example.com'), ['https://dir.example.com/a.html', 'https://dir.example.com/b.html', 'https://dir.example.com/d.html']);
+  // The last batch was sent with refresh=true: everything is searchable now.
+  const index = await s.services.indexes.get('imp');
+  const snap = index.acquire();
+  t.equal(snap.totalDocs, 3 + 3 + 3);
+  snap.release();
+});
+
+t.test('a clean import exits 0; usage and server errors', async (t) => {
+  const ok = await cli(['imp', path.join(fixtures, 'dir', 'a.json')]);
+  t.equal(ok.code, 0);
+  t.match(ok.stdout, /1 indexed, 0 rejected/);
+  const unknown = await cli(['nosuch', path.join(fixtures, 'dir', 'a.json')]);
+  t.equal(unknown.code, 1);
+  t.match(unknown.stderr, /unknown_site/);
+  const missing = await cli(['imp', path.join(fixtures, 'does-not-exist.json')]);
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /cannot read/);
+  const usage = await cli(['imp']);
+  t.equal(usage.code, 2);
+  const badBatch = await cli(['imp', path.join(fixtures, 'dir'), '--batch-size', '101']);
+  t.equal(badBatch.code, 2);
+});
