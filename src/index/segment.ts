@@ -134,6 +134,7 @@ CREATE TABLE docs(
   first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
   grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
   data_points TEXT NOT NULL, body TEXT NOT NULL);
+CREATE INDEX docs_url ON docs(url);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 CREATE INDEX terms_stem ON terms(stem);
@@ -301,6 +302,7 @@ export class SegmentReader {
   private readonly stmtPrefix: Database.Statement;
   private readonly stmtBody: Database.Statement;
   private readonly stmtPhrase: Database.Statement;
+  private readonly stmtUrl: Database.Statement;
   private readonly postingsCache = new Map<string, Postings | null>();
 
   private constructor(path: string, db: Database.Database) {
@@ -312,6 +314,7 @@ export class SegmentReader {
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
     this.stmtBody = db.prepare('SELECT body, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
     this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
+    this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
   }
 
   /** Opens a sealed segment read-only. Throws when the file is missing or of another format. */
@@ -409,6 +412,12 @@ export class SegmentReader {
     if (this.postingsCache.size > 50_000) this.postingsCache.clear();
     this.postingsCache.set(term, p);
     return p;
+  }
+
+  /** The row id of `url` in this segment, or null. */
+  idOf(url: string): number | null {
+    const v = this.stmtUrl.get(url) as number | undefined;
+    return v === undefined ? null : v;
   }
 
   /** Row ids matching an FTS5 query (phrases: `"a b"`; callers quote every word). */
