@@ -1,0 +1,67 @@
+/** Shared helpers of the segment-store tests: temp dirs, a real worker pool, documents, models. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Piscina } from 'piscina';
+import { createPool } from '../../src/pool.js';
+import type { PageDoc } from '../../src/types.js';
+import type { IndexSnapshot } from '../../src/index/contract.js';
+import { SegmentStore, type SegmentStoreOptions } from '../../src/index/store.js';
+
+export function tempDir(t: { teardown(fn: () => void): void }, prefix = 'sitesift-index-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A real Piscina pool over workers/index.ts; destroyed at teardown. */
+export function realPool(t: { teardown(fn: () => Promise<void> | void): void }, workers = 2): Piscina {
+  const pool = createPool({ workers, idleTimeoutMs: 1000 });
+  t.teardown(() => pool.destroy());
+  return pool;
+}
+
+export function doc(url: string, content: string, extra: Partial<PageDoc> = {}): PageDoc {
+  return {
+    url,
+    title: `Title of ${url.split('/').pop()}`,
+    content,
+    documentType: 'HTML',
+    contentGroup: '',
+    imageUrl: null,
+    dataPoints: [],
+    filters: [],
+    boost: 1,
+    keywords: [],
+    language: 'en',
+    headings: [],
+    source: 'api',
+    status: 200,
+    ...extra,
+  };
+}
+
+/** A manual clock: starts at a fixed instant, advances 1 ms per read so `at` is distinct. */
+export function fakeClock(start = Date.UTC(2026, 0, 1)): () => number {
+  let now = start;
+  return () => now++;
+}
+
+export async function openStore(dir: string, pool: Piscina, extra: Partial<SegmentStoreOptions> = {}): Promise<SegmentStore> {
+  // A long refresh interval: tests flush explicitly instead of waiting for the timer.
+  return SegmentStore.open({ siteId: 'test', dir, pool, refreshMs: 60_000, clock: fakeClock(), ...extra });
+}
+
+/** Live rows of a snapshot: url → {seq, content} read through the segment readers. */
+export function liveRows(snap: IndexSnapshot): Map<string, { seq: number; content: string; status: number }> {
+  const out = new Map<string, { seq: number; content: string; status: number }>();
+  for (const seg of snap.segments) {
+    for (let i = 0; i < seg.dead.length; i++) {
+      if (seg.dead[i]) continue;
+      const e = seg.reader.entry(i);
+      if (out.has(e.doc.url)) throw new Error(`URL live twice: ${e.doc.url}`);
+      out.set(e.doc.url, { seq: e.seq, content: e.doc.content, status: e.doc.status });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,51 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { doc, liveRows, openStore, realPool, tempDir } from './helpers.js';
+
+t.test('write, flush, search view, delete, reopen', async (t) => {
+  const dir = tempDir(t);
+  const pool = realPool(t);
+  const store = await openStore(dir, pool);
+  const seq = await store.write([
+    { op: 'upsert', doc: doc('https://a.test/1', 'alpha beta') },
+    { op: 'upsert', doc: doc('https://a.test/2', 'gamma') },
+  ]);
+  t.equal(seq, 2);
+  t.ok(store.has('https://a.test/1'), 'acknowledged write is visible to has() before publishing');
+  t.equal(store.stats().pages, 2);
+  t.equal(store.stats().pending, 2);
+  let snap = store.acquire();
+  t.equal(snap.totalDocs, 0, 'not published yet');
+  snap.release();
+  await store.waitSearchable(seq);
+  snap = store.acquire();
+  t.equal(snap.totalDocs, 2);
+  t.same([...liveRows(snap).keys()].sort(), ['https://a.test/1', 'https://a.test/2']);
+  snap.release();
+  await store.write([{ op: 'delete', url: 'https://a.test/1' }, { op: 'upsert', doc: doc('https://a.test/2', 'gamma delta') }]);
+  t.notOk(store.has('https://a.test/1'));
+  await store.flush();
+  snap = store.acquire();
+  const rows = liveRows(snap);
+  t.same([...rows.keys()], ['https://a.test/2']);
+  t.equal(rows.get('https://a.test/2')!.content, 'gamma delta');
+  t.equal(snap.totalDocs, 1);
+  snap.release();
+  const listing = store.listEntries({});
+  t.equal(listing.total, 1);
+  t.match(listing.rows[0], { url: 'https://a.test/2', contentType: 'HTML', status: 200, source: 'api' });
+  await store.close();
+
+  const again = await openStore(dir, pool);
+  t.notOk(again.has('https://a.test/1'));
+  t.ok(again.has('https://a.test/2'));
+  const s2 = again.acquire();
+  t.equal(s2.totalDocs, 1);
+  s2.release();
+  t.same(fs.readdirSync(path.join(dir, 'wal')), [], 'write log fully covered and deleted');
+  await again.merge({ full: true });
+  t.equal(again.segments().length, 1);
+  t.equal(again.segments()[0]!.deadCount, 0);
+  await again.close();
+});
