@@ -55,11 +55,24 @@ function rawHourCounts(log: SiteQueryLog, from: number, to: number): Array<[numb
     .all(from, to) as Array<[number, number, number]>;
 }
 
-/** Replaces the buckets of [from, to) by a recount of the raw rows. Caller holds a transaction. */
+/**
+ * Replaces the hour buckets of [from, to) by a recount of the raw rows, then the day buckets of
+ * the days they touch by a sum of their hours. Caller holds a transaction.
+ */
 function rebuildBuckets(log: SiteQueryLog, from: number, to: number): void {
   log.db.prepare('DELETE FROM hour_buckets WHERE hour >= ? AND hour < ?').run(from, to);
   const ins = log.db.prepare('INSERT INTO hour_buckets(hour, count, no_results) VALUES (?, ?, ?)');
   for (const [hour, n, z] of rawHourCounts(log, from, to)) ins.run(hour, n, z);
+  const dayFrom = Math.floor(from / DAY_MS) * DAY_MS;
+  const dayTo = Math.ceil(to / DAY_MS) * DAY_MS;
+  log.db.prepare('DELETE FROM day_buckets WHERE day >= ? AND day < ?').run(dayFrom, dayTo);
+  log.db
+    .prepare(
+      `INSERT INTO day_buckets(day, count, no_results)
+       SELECT (hour / ${DAY_MS}) * ${DAY_MS}, SUM(count), SUM(no_results) FROM hour_buckets
+       WHERE hour >= ? AND hour < ? GROUP BY 1`,
+    )
+    .run(dayFrom, dayTo);
 }
 
 /** Runs one rollup pass for one project at time `now` (ms). See the module comment. */

@@ -103,11 +103,26 @@ export class QueryLogService {
 
   constructor(private readonly opts: QueryLogOptions) {}
 
-  /** Starts the periodic writer (server start). Tests usually call {@link flush} instead. */
+  /**
+   * Starts the periodic writer (server start) and warms every project's suggestion index, one
+   * project per event-loop turn, so the first `/sites/suggest` after a restart does not pay
+   * the load. Tests usually call {@link flush} instead.
+   */
   start(): void {
     if (this.timer) return;
     this.timer = setInterval(() => this.flush(), this.opts.flushIntervalMs ?? 1000);
     this.timer.unref();
+    const warm = (ids: string[]): void => {
+      const siteId = ids.shift();
+      if (siteId === undefined || this.closed) return;
+      try {
+        this.site(siteId).suggestionIndex(this.opts.clock());
+      } catch (err) {
+        this.opts.onError?.(err, `querylog.warm ${siteId}`);
+      }
+      setImmediate(() => warm(ids)).unref();
+    };
+    setImmediate(() => warm(this.sites())).unref();
   }
 
   /**

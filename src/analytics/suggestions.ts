@@ -84,16 +84,41 @@ export class SuggestionIndex {
     if (!stat) {
       stat = { query, count: 0, lastResults: results, lastAt: at, seen: 0 };
       this.stats.set(query, stat);
-      for (const start of wordStarts(query)) {
-        this.pendingKeys.push(start === 0 ? query : query.slice(start));
-        this.pendingRefs.push(stat);
-      }
+      this.pushKeys(stat);
       if (this.pendingKeys.length >= PENDING_MERGE_AT) this.mergePending();
     }
     stat.count += delta;
     if (at >= stat.lastAt) {
       stat.lastAt = at;
       stat.lastResults = results;
+    }
+  }
+
+  /**
+   * Bulk load (opening a project): like {@link add} for each row, but sorts the keys once at
+   * the end instead of merging every {@link PENDING_MERGE_AT} new queries.
+   */
+  load(rows: Iterable<[query: string, count: number, lastResults: number, lastAt: number]>): void {
+    for (const [query, count, lastResults, lastAt] of rows) {
+      let stat = this.stats.get(query);
+      if (!stat) {
+        stat = { query, count: 0, lastResults, lastAt, seen: 0 };
+        this.stats.set(query, stat);
+        this.pushKeys(stat);
+      }
+      stat.count += count;
+      if (lastAt >= stat.lastAt) {
+        stat.lastAt = lastAt;
+        stat.lastResults = lastResults;
+      }
+    }
+    this.mergePending();
+  }
+
+  private pushKeys(stat: QueryStat): void {
+    for (const start of wordStarts(stat.query)) {
+      this.pendingKeys.push(start === 0 ? stat.query : stat.query.slice(start));
+      this.pendingRefs.push(stat);
     }
   }
 
@@ -113,10 +138,7 @@ export class SuggestionIndex {
     this.pendingRefs = [];
     for (const s of live) {
       this.stats.set(s.query, s);
-      for (const start of wordStarts(s.query)) {
-        this.pendingKeys.push(start === 0 ? s.query : s.query.slice(start));
-        this.pendingRefs.push(s);
-      }
+      this.pushKeys(s);
     }
     this.mergePending();
   }

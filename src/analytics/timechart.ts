@@ -4,8 +4,8 @@
  *
  * Buckets are UTC: hours, days (00:00 UTC), ISO weeks (Monday 00:00 UTC) and calendar months.
  * Every bucket that overlaps [start, end) is returned, zeros included, with its whole count
- * (a bucket is never cut at `start`/`end`). Closed hours come from `hour_buckets`; hours not
- * closed yet by the rollup are counted from the raw rows, so a search is visible as soon as
+ * (a bucket is never cut at `start`/`end`). Closed time comes from `day_buckets`/`hour_buckets`;
+ * hours not closed yet by the rollup are counted from the raw rows, so a search is visible as soon as
  * the writer flushed it (≤ 1 s), well inside the 60 s the SPEC allows.
  */
 import { DAY_MS, HOUR_MS, floorHour } from './normalize.js';
@@ -88,33 +88,33 @@ export function defaultInterval(startSec: number, endSec: number): Interval {
 }
 
 /**
- * Hour counts over [from, to) (ms, hour-aligned), closed hours from buckets and open ones from
- * raw rows. Returns parallel arrays sorted by hour.
+ * Counts over [from, to) (ms; `from` aligned to `unit`), as rows [start, count, noResults]
+ * sorted by start, each row inside one `unit` (so inside one output bucket):
+ * - with unit `day`: closed whole days from `day_buckets`, then the closed hours of the day
+ *   holding `closed_through` from `hour_buckets`;
+ * - with unit `hour`: closed hours from `hour_buckets`;
+ * - then, for both, hours not closed yet counted from the raw rows.
  */
-function hourCounts(log: SiteQueryLog, from: number, to: number): Array<[number, number, number]> {
+function counts(log: SiteQueryLog, from: number, to: number, unit: 'hour' | 'day'): Array<[number, number, number]> {
   const closed = log.closedThrough ?? from;
   const out: Array<[number, number, number]> = [];
   const closedEnd = Math.min(to, closed);
-  if (closedEnd > from) {
-    out.push(
-      ...(log.db
-        .prepare('SELECT hour, count, no_results FROM hour_buckets WHERE hour >= ? AND hour < ? ORDER BY hour')
-        .raw()
-        .all(from, closedEnd) as Array<[number, number, number]>),
-    );
+  const read = (sql: string, a: number, b: number) => {
+    if (b > a) for (const row of log.db.prepare(sql).raw().all(a, b) as Array<[number, number, number]>) out.push(row);
+  };
+  let hoursFrom = from;
+  if (unit === 'day') {
+    const fullDaysEnd = Math.max(from, Math.floor(closedEnd / DAY_MS) * DAY_MS);
+    read('SELECT day, count, no_results FROM day_buckets WHERE day >= ? AND day < ? ORDER BY day', from, fullDaysEnd);
+    hoursFrom = fullDaysEnd;
   }
-  const openStart = Math.max(from, closed);
-  if (to > openStart) {
-    out.push(
-      ...(log.db
-        .prepare(
-          `SELECT (at / ${HOUR_MS}) * ${HOUR_MS} AS hour, COUNT(*), SUM(results = 0)
-           FROM searches WHERE at >= ? AND at < ? GROUP BY hour ORDER BY hour`,
-        )
-        .raw()
-        .all(openStart, to) as Array<[number, number, number]>),
-    );
-  }
+  read('SELECT hour, count, no_results FROM hour_buckets WHERE hour >= ? AND hour < ? ORDER BY hour', hoursFrom, closedEnd);
+  read(
+    `SELECT (at / ${HOUR_MS}) * ${HOUR_MS} AS hour, COUNT(*), SUM(results = 0)
+     FROM searches WHERE at >= ? AND at < ? GROUP BY hour ORDER BY hour`,
+    Math.max(from, closed),
+    to,
+  );
   return out;
 }
 
@@ -135,9 +135,9 @@ export function timechart(log: SiteQueryLog, startSec: number, endSec: number, i
   const last = starts.length ? nextBucket(starts[starts.length - 1]!, interval) : first;
   let total = 0;
   let i = 0;
-  // Hours arrive sorted and buckets are whole hours (UTC days/weeks/months start on an hour).
-  for (const [hour, n, z] of hourCounts(log, first, last)) {
-    while (i + 1 < starts.length && hour >= starts[i + 1]!) i++;
+  // Rows arrive sorted, each inside one bucket (UTC weeks and months are whole UTC days).
+  for (const [at, n, z] of counts(log, first, last, interval === 'hour' ? 'hour' : 'day')) {
+    while (i + 1 < starts.length && at >= starts[i + 1]!) i++;
     const bucket = buckets[i]!;
     bucket.count += n;
     bucket.noResults += z;

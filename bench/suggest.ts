@@ -1,0 +1,210 @@
+/**
+ * `make bench-suggest` (issue 4): the query log under a realistic load.
+ *
+ * 1. Generates 1,000,000 synthetic logged searches over the last 365 days from the PostgreSQL
+ *    manual (titles, headings, known-item queries, Zipf-distributed, plus a long tail of
+ *    mostly-unique word combinations and ~8% no-result queries), written through the real
+ *    batching writer (`record` + `flush`).
+ * 2. Rolls them up (a year of backfill in one run) and times the time chart: 1 year by day and
+ *    2 days by hour (goal ≤ 20 ms each).
+ * 3. Times `querySuggestions` for 1–6-character prefixes of real titles (goal: a small part of
+ *    the route's p99 ≤ 5 ms budget) and the cost of `record` on the search path.
+ * 4. If `SITESIFT_BENCH_URL` and `SITESIFT_BENCH_SITE` point at a running server whose project
+ *    has the PostgreSQL corpus indexed (and this log copied in), drives `GET /sites/suggest`
+ *    and `GET /sites` with 8 keep-alive connections for 10 s each and reports p50/p99 and
+ *    throughput.
+ *
+ * Prints a table and one JSON line (`BENCH_SUGGEST {...}`).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import http from 'node:http';
+import { QueryLogService } from '../src/analytics/service.js';
+import { loadPgDocs, loadPgQueries } from './lib/corpus.js';
+
+const TOTAL = Number(process.env.SITESIFT_BENCH_QUERIES ?? 1_000_000);
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 10, 20, 15, 17, 0);
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function timeIt(n: number, fn: (i: number) => void): { p50: number; p99: number; max: number; mean: number } {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = process.hrtime.bigint();
+    fn(i);
+    times.push(Number(process.hrtime.bigint() - s) / 1e6);
+  }
+  const mean = times.reduce((a, b) => a + b, 0) / n;
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1]!, mean };
+}
+
+const cleanTitle = (t: string) => t.replace(/^([A-Z]\.)?[\dA-Z.]*\.\s+/, '').replace(/^(Part|Appendix|Chapter) [IVXLC\d]+\.\s*/, '').trim();
+
+// ---------------------------------------------------------------- vocabulary
+const docs = loadPgDocs();
+const titles = docs.map((d) => cleanTitle(d.title)).filter(Boolean);
+const phrases = new Set<string>();
+for (const t of titles) {
+  phrases.add(t.toLowerCase());
+  const words = t.toLowerCase().split(/\s+/);
+  if (words.length > 2) phrases.add(words.slice(0, 2).join(' '));
+}
+for (const d of docs) for (const h of d.headings.split(/\s{2,}|\n/)) if (h.length > 3 && h.length < 60) phrases.add(h.toLowerCase());
+for (const q of loadPgQueries()) phrases.add(q.q.toLowerCase());
+const vocab = [...phrases];
+const contentWords = [...new Set(docs.slice(0, 400).flatMap((d) => d.content.toLowerCase().match(/[a-z_]{4,14}/g) ?? []))];
+
+// ---------------------------------------------------------------- generate + write
+const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-bench-suggest-'));
+const svc = new QueryLogService({ dataDir, clock: () => NOW });
+const r = rng(42);
+// Zipf(s≈1) over the vocabulary via inverse-power sampling.
+const zipf = () => Math.min(vocab.length - 1, Math.floor(Math.exp(r() * Math.log(vocab.length + 1)) - 1));
+const wroteStart = process.hrtime.bigint();
+const recordTimes: number[] = [];
+for (let i = 0; i < TOTAL; i++) {
+  const longTail = r() < 0.3;
+  const query = longTail
+    ? `${contentWords[Math.floor(r() * contentWords.length)]} ${contentWords[Math.floor(r() * contentWords.length)]}`
+    : vocab[zipf()]!;
+  const noResults = longTail ? r() < 0.25 : r() < 0.01;
+  const at = NOW - Math.floor(r() * 365 * DAY);
+  const s = i % 100 === 0 ? process.hrtime.bigint() : 0n;
+  svc.record('bench', { query, results: noResults ? 0 : 1 + Math.floor(r() * 40), ip: `10.0.${i & 255}.${(i >> 8) & 255}`, userAgent: 'bench' });
+  if (s) recordTimes.push(Number(process.hrtime.bigint() - s) / 1e6);
+  // Same entry with its own time: the service takes `at` when given.
+  (svc as unknown as { queue: Array<{ row: { at: number } }> }).queue.at(-1)!.row.at = at;
+  if (svc.pending >= 10_000) svc.flush();
+}
+svc.flush();
+const writeSeconds = Number(process.hrtime.bigint() - wroteStart) / 1e9;
+recordTimes.sort((a, b) => a - b);
+
+const rollStart = process.hrtime.bigint();
+const roll = svc.rollup('bench', NOW);
+const rollupMs = Number(process.hrtime.bigint() - rollStart) / 1e6;
+
+// ---------------------------------------------------------------- time chart
+const nowSec = Math.floor(NOW / 1000);
+svc.timechart('bench', nowSec - 365 * 86400, nowSec, 'day');
+const yearByDay = timeIt(50, () => svc.timechart('bench', nowSec - 365 * 86400, nowSec, 'day'));
+const twoDaysByHour = timeIt(50, () => svc.timechart('bench', nowSec - 2 * 86400, nowSec, 'hour'));
+const top30 = timeIt(5, () => svc.topQueries('bench', { start: nowSec - 30 * 86400, end: nowSec }, 10));
+
+// ---------------------------------------------------------------- query suggestions
+const loadStart = process.hrtime.bigint();
+svc.querySuggestions('bench', 'a', { max: 3, minSearches: 2 });
+const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
+const prefixes: string[] = [];
+const pr = rng(7);
+for (let i = 0; i < 20_000; i++) {
+  const t = titles[Math.floor(pr() * titles.length)]!.toLowerCase();
+  prefixes.push(t.slice(0, 1 + Math.floor(pr() * 6)));
+}
+let hits = 0;
+const suggest = timeIt(prefixes.length, (i) => {
+  hits += svc.querySuggestions('bench', prefixes[i]!, { max: 10, minSearches: 2 }).length > 0 ? 1 : 0;
+});
+const index = svc.site('bench').suggestionIndex(NOW);
+
+// ---------------------------------------------------------------- HTTP (optional)
+async function drive(url: string, paths: string[], seconds: number, connections: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const times: number[] = [];
+  let errors = 0;
+  const deadline = Date.now() + seconds * 1000;
+  let k = 0;
+  const one = (path: string) =>
+    new Promise<void>((resolve) => {
+      const s = process.hrtime.bigint();
+      http
+        .get(url + path, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode !== 200) errors++;
+            times.push(Number(process.hrtime.bigint() - s) / 1e6);
+            resolve();
+          });
+        })
+        .on('error', () => {
+          errors++;
+          resolve();
+        });
+    });
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < deadline) await one(paths[k++ % paths.length]!);
+    }),
+  );
+  agent.destroy();
+  times.sort((a, b) => a - b);
+  return { requests: times.length, rps: Math.round(times.length / seconds), p50: percentile(times, 50), p99: percentile(times, 99), errors };
+}
+let httpResults: Record<string, unknown> | null = null;
+const benchUrl = process.env.SITESIFT_BENCH_URL;
+const benchSite = process.env.SITESIFT_BENCH_SITE;
+if (benchUrl && benchSite) {
+  const enc = encodeURIComponent;
+  const suggestPaths = prefixes.slice(0, 5000).map((p) => `/sites/suggest?site=${enc(benchSite)}&query=${enc(p)}&maxQuerySuggestions=3`);
+  const searchPaths = titles.slice(0, 1000).map((t) => `/sites?site=${enc(benchSite)}&query=${enc(t)}&log=false`);
+  const searchLogged = titles.slice(0, 1000).map((t) => `/sites?site=${enc(benchSite)}&query=${enc(t)}`);
+  httpResults = {
+    suggest: await drive(benchUrl, suggestPaths, 10, 8),
+    searchNoLog: await drive(benchUrl, searchPaths, 10, 8),
+    searchLogged: await drive(benchUrl, searchLogged, 10, 8),
+  };
+}
+
+svc.close();
+rmSync(dataDir, { recursive: true, force: true });
+
+// ---------------------------------------------------------------- report
+const f = (n: number) => n.toFixed(3);
+const rows: Array<[string, string, string]> = [
+  ['logged searches written', `${TOTAL.toLocaleString('en')} in ${writeSeconds.toFixed(1)} s`, `${Math.round(TOTAL / writeSeconds).toLocaleString('en')}/s`],
+  ['record() on the search path', `p50 ${f(percentile(recordTimes, 50))} ms`, `p99 ${f(percentile(recordTimes, 99))} ms`],
+  ['rollup: 1 year backfill', `${rollupMs.toFixed(0)} ms`, `${roll.hoursClosed} hours`],
+  ['timechart 1 year by day', `p50 ${f(yearByDay.p50)} ms`, `p99 ${f(yearByDay.p99)} ms (goal ≤ 20)`],
+  ['timechart 2 days by hour', `p50 ${f(twoDaysByHour.p50)} ms`, `p99 ${f(twoDaysByHour.p99)} ms (goal ≤ 20)`],
+  ['top queries, 30 days', `p50 ${f(top30.p50)} ms`, `max ${f(top30.max)} ms`],
+  ['suggestion index load', `${loadMs.toFixed(0)} ms`, `${index.size.toLocaleString('en')} distinct queries in 90 days`],
+  ['querySuggestions 1–6 chars', `p50 ${f(suggest.p50)} ms`, `p99 ${f(suggest.p99)} ms, max ${f(suggest.max)} ms, ${Math.round((100 * hits) / prefixes.length)}% non-empty`],
+];
+if (httpResults) {
+  for (const [name, v] of Object.entries(httpResults) as Array<[string, { rps: number; p50: number; p99: number; errors: number }]>) {
+    rows.push([`HTTP ${name} (8 conns)`, `${v.rps} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors`]);
+  }
+}
+const w0 = Math.max(...rows.map((x) => x[0].length));
+const w1 = Math.max(...rows.map((x) => x[1].length));
+for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`);
+console.log(
+  'BENCH_SUGGEST ' +
+    JSON.stringify({
+      queries: TOTAL,
+      writePerSec: Math.round(TOTAL / writeSeconds),
+      recordP99Ms: percentile(recordTimes, 99),
+      rollupMs,
+      timechartYearByDay: yearByDay,
+      timechartTwoDaysByHour: twoDaysByHour,
+      suggestionIndexLoadMs: loadMs,
+      distinctQueries90d: index.size,
+      querySuggestions: suggest,
+      http: httpResults,
+    }),
+);
