@@ -112,6 +112,13 @@ export interface ProjectIndex {
   has(url: string): boolean;
   /** Every live URL (any status), including acknowledged unpublished writes. */
   urls(): Iterable<string>;
+  /**
+   * The newest live op of `url` (any status, including acknowledged unpublished writes), or
+   * null when the URL has no live entry. The crawler uses it for "newest write wins" (a JSON
+   * push after a crawl was queued stays JSON-sourced) and to never remove JSON-pushed pages.
+   * Optional until the store implements it (the crawler falls back on `listEntries`).
+   */
+  entryOf?(url: string): { seq: number; source: DocSource; status: number; at: number } | null;
   /** Pins the current generation for one search. */
   acquire(): IndexSnapshot;
   stats(): IndexStats;

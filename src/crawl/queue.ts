@@ -1,0 +1,309 @@
+/**
+ * The durable crawl queue of one project: `<dataDir>/projects/<siteId>/crawl.db` (better-sqlite3,
+ * WAL, main thread only). Holds every crawl task with its state, the seen-set of site crawls,
+ * the ledger of what the crawler wrote (for removals) and the sitemap lastmod memory.
+ *
+ * Invariants: a task is `queued`, `running`, `done` or `failed`; only `queued` tasks with
+ * `next_at <= now` are handed out; on open every `running` task goes back to `queued` (the
+ * process died while it ran), which is what makes a restart resume the crawl.
+ */
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { PageDoc } from '../types.js';
+
+export type TaskType = 'url' | 'append' | 'page' | 'crawl' | 'sitemap';
+export type TaskState = 'queued' | 'running' | 'done' | 'failed';
+/** Why a page task exists: a URL push, a site crawl or a sitemap import. */
+export type TaskOrigin = 'url' | 'crawl' | 'sitemap';
+
+/** One row of the queue. Run tasks (`crawl`, `sitemap`) group the page tasks they created. */
+export interface CrawlTask {
+  id: string;
+  type: TaskType;
+  origin: TaskOrigin;
+  url: string | null;
+  state: TaskState;
+  attempts: number;
+  nextAt: number;
+  createdAt: number;
+  finishedAt: number | null;
+  indexStatus: number | null;
+  message: string | null;
+  depth: number;
+  runId: string | null;
+  /** The URL's newest index seq when the task was queued (newest-write-wins check). */
+  baseSeq: number;
+  appendTo: PageDoc | null;
+  /** Run tasks: page tasks created so far. */
+  total: number;
+  /** Run tasks: maxPages stopped the crawl early (no removal of unreached pages then). */
+  truncated: boolean;
+}
+
+interface Row {
+  id: string;
+  type: TaskType;
+  origin: TaskOrigin;
+  url: string | null;
+  state: TaskState;
+  attempts: number;
+  next_at: number;
+  created_at: number;
+  finished_at: number | null;
+  index_status: number | null;
+  message: string | null;
+  depth: number;
+  run_id: string | null;
+  base_seq: number;
+  append_to: string | null;
+  total: number;
+  truncated: number;
+}
+
+function toTask(r: Row): CrawlTask {
+  return {
+    id: r.id,
+    type: r.type,
+    origin: r.origin,
+    url: r.url,
+    state: r.state,
+    attempts: r.attempts,
+    nextAt: r.next_at,
+    createdAt: r.created_at,
+    finishedAt: r.finished_at,
+    indexStatus: r.index_status,
+    message: r.message,
+    depth: r.depth,
+    runId: r.run_id,
+    baseSeq: r.base_seq,
+    appendTo: r.append_to ? (JSON.parse(r.append_to) as PageDoc) : null,
+    total: r.total,
+    truncated: r.truncated === 1,
+  };
+}
+
+/** Fields of a new task. */
+export interface NewTask {
+  type: TaskType;
+  origin: TaskOrigin;
+  url?: string | null;
+  depth?: number;
+  runId?: string | null;
+  baseSeq?: number;
+  appendTo?: PageDoc | null;
+  state?: TaskState;
+}
+
+/** A random task id (`t_` + 20 hex chars): unguessable across projects. */
+export function newTaskId(): string {
+  return 't_' + randomBytes(10).toString('hex');
+}
+
+export class CrawlQueue {
+  readonly db: Database.Database;
+  private readonly clock: () => number;
+
+  constructor(file: string, clock: () => number) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.clock = clock;
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS tasks (
+        n INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        url TEXT,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        index_status INTEGER,
+        message TEXT,
+        depth INTEGER NOT NULL DEFAULT 0,
+        run_id TEXT,
+        base_seq INTEGER NOT NULL DEFAULT 0,
+        append_to TEXT,
+        total INTEGER NOT NULL DEFAULT 0,
+        truncated INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX IF NOT EXISTS tasks_ready ON tasks(state, next_at, n);
+      CREATE INDEX IF NOT EXISTS tasks_run ON tasks(run_id, state);
+      CREATE INDEX IF NOT EXISTS tasks_url ON tasks(url, state);
+      -- URLs a site crawl has queued or reached (normalised and canonical forms).
+      CREATE TABLE IF NOT EXISTS seen (run_id TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (run_id, url)) WITHOUT ROWID;
+      -- What the crawler last wrote per URL and why (removal after full crawls / sitemap imports).
+      CREATE TABLE IF NOT EXISTS ledger (url TEXT PRIMARY KEY, origin TEXT NOT NULL, run_id TEXT) WITHOUT ROWID;
+      -- Last import's lastmod per sitemap URL.
+      CREATE TABLE IF NOT EXISTS sitemap_urls (url TEXT PRIMARY KEY, lastmod TEXT, import_id TEXT NOT NULL) WITHOUT ROWID;
+    `);
+    // A task that was running when the process died runs again.
+    this.db.prepare(`UPDATE tasks SET state='queued' WHERE state='running'`).run();
+  }
+
+  /** Adds a task; returns it. */
+  add(t: NewTask): CrawlTask {
+    const id = newTaskId();
+    const now = this.clock();
+    this.db
+      .prepare(
+        `INSERT INTO tasks (id, type, origin, url, state, next_at, created_at, depth, run_id, base_seq, append_to)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, t.type, t.origin, t.url ?? null, t.state ?? 'queued', now, now, t.depth ?? 0, t.runId ?? null, t.baseSeq ?? 0, t.appendTo ? JSON.stringify(t.appendTo) : null);
+    return this.get(id)!;
+  }
+
+  get(id: string): CrawlTask | null {
+    const r = this.db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id) as Row | undefined;
+    return r ? toTask(r) : null;
+  }
+
+  /** A queued task of `type` for `url`, if any (URL pushes reuse it instead of queueing twice). */
+  queuedFor(url: string, type: TaskType): CrawlTask | null {
+    const r = this.db.prepare(`SELECT * FROM tasks WHERE url = ? AND type = ? AND state = 'queued' ORDER BY n LIMIT 1`).get(url, type) as Row | undefined;
+    return r ? toTask(r) : null;
+  }
+
+  /** Queued page-level tasks ready at `now`, oldest first (URL pushes before crawl pages). */
+  ready(now: number, limit: number): CrawlTask[] {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM tasks WHERE state = 'queued' AND type IN ('url','append','page') AND next_at <= ?
+         ORDER BY CASE WHEN type = 'page' THEN 1 ELSE 0 END, n LIMIT ?`,
+      )
+      .all(now, limit) as Row[];
+    return rows.map(toTask);
+  }
+
+  /** Earliest `next_at` among queued page tasks in the future, or null. */
+  nextWakeAt(now: number): number | null {
+    const r = this.db.prepare(`SELECT MIN(next_at) AS t FROM tasks WHERE state = 'queued' AND type IN ('url','append','page') AND next_at > ?`).get(now) as { t: number | null };
+    return r.t;
+  }
+
+  setRunning(id: string): void {
+    this.db.prepare(`UPDATE tasks SET state = 'running', attempts = attempts + 1 WHERE id = ?`).run(id);
+  }
+
+  /** Puts a task back for a later attempt. */
+  retryAt(id: string, at: number, message: string): void {
+    this.db.prepare(`UPDATE tasks SET state = 'queued', next_at = ?, message = ? WHERE id = ?`).run(at, message, id);
+  }
+
+  /** Puts a task back without counting the attempt (politeness said "not now"). */
+  requeue(id: string, at: number): void {
+    this.db.prepare(`UPDATE tasks SET state = 'queued', next_at = ?, attempts = MAX(0, attempts - 1) WHERE id = ?`).run(at, id);
+  }
+
+  finish(id: string, state: 'done' | 'failed', indexStatus: number | null, message: string | null): void {
+    this.db
+      .prepare(`UPDATE tasks SET state = ?, index_status = ?, message = ?, finished_at = ? WHERE id = ?`)
+      .run(state, indexStatus, message, this.clock(), id);
+  }
+
+  /** Marks a run task running/done. */
+  setRunState(id: string, state: TaskState, message?: string): void {
+    this.db
+      .prepare(`UPDATE tasks SET state = ?, message = COALESCE(?, message), finished_at = CASE WHEN ? IN ('done','failed') THEN ? ELSE finished_at END WHERE id = ?`)
+      .run(state, message ?? null, state, this.clock(), id);
+  }
+
+  /** Page tasks of a run that are not finished yet. */
+  openInRun(runId: string): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS c FROM tasks WHERE run_id = ? AND state IN ('queued','running')`).get(runId) as { c: number }).c;
+  }
+
+  /** Runs (crawl/sitemap) that are still running. */
+  activeRuns(): CrawlTask[] {
+    return (this.db.prepare(`SELECT * FROM tasks WHERE type IN ('crawl','sitemap') AND state IN ('queued','running')`).all() as Row[]).map(toTask);
+  }
+
+  /** Marks `url` seen by run `runId`; false when it already was. */
+  markSeen(runId: string, url: string): boolean {
+    return this.db.prepare(`INSERT OR IGNORE INTO seen (run_id, url) VALUES (?, ?)`).run(runId, url).changes === 1;
+  }
+
+  isSeen(runId: string, url: string): boolean {
+    return this.db.prepare(`SELECT 1 FROM seen WHERE run_id = ? AND url = ?`).get(runId, url) !== undefined;
+  }
+
+  /** Counts a page task against the run's maxPages; false (and marks truncation) when full. */
+  takeRunSlot(runId: string, maxPages: number): boolean {
+    const r = this.db.prepare(`UPDATE tasks SET total = total + 1 WHERE id = ? AND total < ?`).run(runId, maxPages);
+    if (r.changes === 0) {
+      this.db.prepare(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
+      return false;
+    }
+    return true;
+  }
+
+  clearSeen(runId: string): void {
+    this.db.prepare(`DELETE FROM seen WHERE run_id = ?`).run(runId);
+  }
+
+  /** Records the crawler's latest write of `url`. */
+  record(url: string, origin: TaskOrigin, runId: string | null): void {
+    this.db.prepare(`INSERT INTO ledger (url, origin, run_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET origin = excluded.origin, run_id = excluded.run_id`).run(url, origin, runId);
+  }
+
+  forget(urls: string[]): void {
+    const del = this.db.prepare(`DELETE FROM ledger WHERE url = ?`);
+    this.db.transaction(() => urls.forEach((u) => del.run(u)))();
+  }
+
+  /** Ledger rows written by site crawls. */
+  crawledUrls(): Array<{ url: string; runId: string | null }> {
+    return (this.db.prepare(`SELECT url, run_id AS runId FROM ledger WHERE origin = 'crawl'`).all() as Array<{ url: string; runId: string | null }>);
+  }
+
+  /** Queued or running page tasks (indexStatus `pending`). */
+  pending(): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS c FROM tasks WHERE state IN ('queued','running') AND type IN ('url','append','page')`).get() as { c: number }).c;
+  }
+
+  /** Cancels queued page tasks whose URL matches; returns their ids. */
+  cancelQueued(predicate: (url: string) => boolean, message: string): string[] {
+    const rows = this.db.prepare(`SELECT id, url FROM tasks WHERE state = 'queued' AND type IN ('url','append','page')`).all() as Array<{ id: string; url: string }>;
+    const hit = rows.filter((r) => r.url && predicate(r.url)).map((r) => r.id);
+    const upd = this.db.prepare(`UPDATE tasks SET state = 'failed', message = ?, finished_at = ? WHERE id = ?`);
+    const now = this.clock();
+    this.db.transaction(() => hit.forEach((id) => upd.run(message, now, id)))();
+    return hit;
+  }
+
+  /** Running page tasks whose URL matches (the service drops their results). */
+  runningMatching(predicate: (url: string) => boolean): string[] {
+    const rows = this.db.prepare(`SELECT id, url FROM tasks WHERE state = 'running' AND type IN ('url','append','page')`).all() as Array<{ id: string; url: string }>;
+    return rows.filter((r) => r.url && predicate(r.url)).map((r) => r.id);
+  }
+
+  sitemapLastmods(): Map<string, string | null> {
+    const rows = this.db.prepare(`SELECT url, lastmod FROM sitemap_urls`).all() as Array<{ url: string; lastmod: string | null }>;
+    return new Map(rows.map((r) => [r.url, r.lastmod]));
+  }
+
+  /** Stores this import's URLs; returns the URLs of earlier imports that are gone now. */
+  saveSitemapUrls(importId: string, entries: Array<{ url: string; lastmod: string | null }>, prune = true): string[] {
+    const up = this.db.prepare(
+      `INSERT INTO sitemap_urls (url, lastmod, import_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET lastmod = excluded.lastmod, import_id = excluded.import_id`,
+    );
+    return this.db.transaction(() => {
+      for (const e of entries) up.run(e.url, e.lastmod, importId);
+      // A partial read (errors) must not make every unread URL look removed.
+      if (!prune) return [];
+      const gone = (this.db.prepare(`SELECT url FROM sitemap_urls WHERE import_id <> ?`).all(importId) as Array<{ url: string }>).map((r) => r.url);
+      this.db.prepare(`DELETE FROM sitemap_urls WHERE import_id <> ?`).run(importId);
+      return gone;
+    })();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
