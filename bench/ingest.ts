@@ -1,0 +1,383 @@
+/**
+ * Ingest benchmark (`make bench-ingest`, part of `make bench`). Not a test: it prints a table a
+ * person can read and one JSON line a script can compare.
+ *
+ * 1. Prepare: the PostgreSQL 15 manual (../shared/corpus/postgresql-15/docs.jsonl.gz, 1,169
+ *    pages, relative URLs prefixed with https://www.postgresql.org/docs/15/) and a multiplied set
+ *    of about BENCH_DOCS (default 100,000) documents — copy k has its own URL prefix and its
+ *    content's words shuffled with a seeded PRNG, so every document is distinct. The batch bodies
+ *    are written to a temp file first, so that generating them costs neither side any time.
+ * 2. Reference: a raw better-sqlite3 FTS5 bulk insert of the same documents (one transaction,
+ *    default unicode61 tokenizer, columns url UNINDEXED, title, headings, content), timed over
+ *    JSON parsing + inserts + commit.
+ * 3. sitesift: a server child process (`node --import tsx src/main.ts`, own temp data dir,
+ *    default settings) fed over HTTP `POST /sites/pagesJson` in batches of 100 with
+ *    BENCH_CONCURRENCY (default 3) requests in flight. Measured: docs/s from the first request to
+ *    the last acknowledgement; time from the last acknowledgement until a word only the last
+ *    document has is found by `GET /sites` (polled every 10 ms; if the server has no search
+ *    route, the latency of a one-document `refresh=true` write instead); index size on disk;
+ *    segment count (manifest) before and after `POST /admin/projects/:site/merge` (full merge);
+ *    peak RSS of the server process (VmHWM from /proc/<pid>/status, Linux only).
+ *
+ * Environment: BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CORPUS = process.env.BENCH_CORPUS ?? path.resolve(ROOT, '..', 'shared', 'corpus', 'postgresql-15', 'docs.jsonl.gz');
+const BASE_URL = 'https://www.postgresql.org/docs/15/';
+const TARGET_DOCS = intEnv('BENCH_DOCS', 100_000);
+const CONCURRENCY = intEnv('BENCH_CONCURRENCY', 3);
+const BATCH = 100;
+
+interface CorpusDoc {
+  url: string;
+  title: string;
+  headings: string;
+  content: string;
+}
+
+interface PhaseResult {
+  name: string;
+  docs: number;
+  ingestSeconds: number;
+  docsPerSecond: number;
+  searchableAfterMs: number;
+  searchableHow: 'search' | 'refresh';
+  indexBytes: number;
+  segmentsBefore: number;
+  segmentsAfter: number;
+  mergeSeconds: number;
+  rawFts5Seconds: number;
+  rawFts5DocsPerSecond: number;
+  rawFts5Bytes: number;
+}
+
+function intEnv(name: string, dflt: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+/** Deterministic PRNG (mulberry32) so that every run shuffles the same way. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffleWords(text: string, rnd: () => number): string {
+  const words = text.split(/\s+/);
+  for (let i = words.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    const w = words[i]!;
+    words[i] = words[j]!;
+    words[j] = w;
+  }
+  return words.join(' ');
+}
+
+function loadCorpus(): CorpusDoc[] {
+  if (!existsSync(CORPUS)) throw new Error(`corpus not found: ${CORPUS} (set BENCH_CORPUS)`);
+  return gunzipSync(readFileSync(CORPUS))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as CorpusDoc);
+}
+
+/**
+ * Writes the documents of one phase as batch bodies (one JSON array per line) to `file`;
+ * the last document carries `nonce` in its content. Returns the number of documents.
+ */
+async function writeBatches(file: string, corpus: CorpusDoc[], copies: number, nonce: string, limit: number): Promise<number> {
+  const out = createWriteStream(file);
+  let batch: unknown[] = [];
+  let n = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    if (!out.write(`${JSON.stringify(batch)}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
+    batch = [];
+  };
+  outer: for (let k = 0; k < copies; k++) {
+    const rnd = prng(k + 1);
+    for (const d of corpus) {
+      if (n === limit) break outer;
+      n++;
+      const last = n === limit;
+      const doc =
+        k === 0
+          ? { url: BASE_URL + d.url, title: d.title, headings: d.headings, content: d.content }
+          : { url: `${BASE_URL}copy-${k}/${d.url}`, title: `${d.title} (${k})`, headings: d.headings, content: shuffleWords(d.content, rnd) };
+      if (last) doc.content += ` ${nonce}`;
+      batch.push(doc);
+      if (batch.length === BATCH) await flush();
+    }
+  }
+  await flush();
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  return n;
+}
+
+async function* readBatches(file: string): AsyncGenerator<string> {
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of lines) if (line !== '') yield line;
+}
+
+/** Raw FTS5 reference: parse every batch and insert its documents, one transaction. */
+async function rawFts5(file: string, dbFile: string): Promise<{ seconds: number; docs: number; bytes: number }> {
+  const bodies: string[] = [];
+  for await (const b of readBatches(file)) bodies.push(b);
+  const db = new Database(dbFile);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE VIRTUAL TABLE docs USING fts5(url UNINDEXED, title, headings, content)');
+  const insert = db.prepare('INSERT INTO docs (url, title, headings, content) VALUES (?, ?, ?, ?)');
+  let docs = 0;
+  const started = process.hrtime.bigint();
+  db.exec('BEGIN');
+  for (const body of bodies) {
+    for (const d of JSON.parse(body) as CorpusDoc[]) {
+      insert.run(d.url, d.title, d.headings, d.content);
+      docs++;
+    }
+  }
+  db.exec('COMMIT');
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  db.close();
+  return { seconds, docs, bytes: dirBytes(path.dirname(dbFile), (f) => f.startsWith(path.basename(dbFile))) };
+}
+
+function dirBytes(dir: string, filter: (name: string) => boolean = () => true): number {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += dirBytes(p);
+    else if (e.isFile() && filter(e.name)) total += statSync(p).size;
+  }
+  return total;
+}
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+  masterKey: string;
+  dataDir: string;
+}
+
+function startServer(dataDir: string): Promise<Server> {
+  const masterKey = `ssm_${randomBytes(24).toString('base64url')}`;
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') env[k] = v;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+    cwd: ROOT,
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir, SITESIFT_MASTER_KEY: masterKey, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    let found = false;
+    child.stdout!.on('data', (c: Buffer) => {
+      if (found) return;
+      out += c.toString();
+      const m = /"msg":"listening"[^\n]*"url":"([^"]+)"|"url":"([^"]+)"[^\n]*"msg":"listening"/.exec(out);
+      if (m) {
+        found = true;
+        out = '';
+        resolve({ url: (m[1] ?? m[2])!, child, masterKey, dataDir });
+      }
+    });
+    child.once('exit', (code) => {
+      if (!found) reject(new Error(`server exited (${code}) before listening:\n${out.slice(-2000)}\n${err}`));
+    });
+  });
+}
+
+async function request(server: Server, method: string, pathAndQuery: string, body?: string): Promise<{ status: number; json: any }> {
+  const res = await fetch(server.url + pathAndQuery, {
+    method,
+    headers: { authorization: `Bearer ${server.masterKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body,
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json };
+}
+
+function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function segmentCount(dataDir: string, site: string): number {
+  try {
+    const manifest = JSON.parse(readFileSync(path.join(dataDir, 'projects', site, 'manifest.json'), 'utf8')) as { segments?: unknown[] };
+    return manifest.segments?.length ?? 0;
+  } catch {
+    return NaN;
+  }
+}
+
+async function ingestPhase(server: Server, site: string, file: string, nonce: string): Promise<Omit<PhaseResult, 'name' | 'rawFts5Seconds' | 'rawFts5DocsPerSecond' | 'rawFts5Bytes'>> {
+  const created = await request(server, 'POST', '/admin/projects', JSON.stringify({ siteId: site }));
+  if (created.status !== 201) throw new Error(`create project ${site}: ${created.status} ${JSON.stringify(created.json)}`);
+  const endpoint = `/sites/pagesJson?site=${site}`;
+  let docs = 0;
+  const inFlight = new Set<Promise<void>>();
+  let failure: Error | undefined;
+  const started = process.hrtime.bigint();
+  for await (const body of readBatches(file)) {
+    while (inFlight.size >= CONCURRENCY) await Promise.race(inFlight);
+    if (failure) throw failure;
+    const p = request(server, 'POST', endpoint, body)
+      .then((r) => {
+        if (r.status !== 200) throw new Error(`pagesJson answered ${r.status}: ${JSON.stringify(r.json).slice(0, 500)}`);
+        docs += r.json.indexed as number;
+      })
+      .catch((err: Error) => {
+        failure ??= err;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure;
+  const lastAck = process.hrtime.bigint();
+  const ingestSeconds = Number(lastAck - started) / 1e9;
+
+  // Time until the last acknowledged document is searchable.
+  let searchableAfterMs: number;
+  let searchableHow: 'search' | 'refresh' = 'search';
+  const probe = await request(server, 'GET', `/sites?site=${site}&query=${nonce}&log=false`);
+  if (probe.status === 200 || probe.status === 400) {
+    for (;;) {
+      const r = await request(server, 'GET', `/sites?site=${site}&query=${nonce}&log=false`);
+      if (r.status === 200 && Number(r.json.totalResults) > 0) break;
+      if (Number(process.hrtime.bigint() - lastAck) / 1e6 > 120_000) throw new Error('not searchable after 120 s');
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    searchableAfterMs = Number(process.hrtime.bigint() - lastAck) / 1e6;
+  } else {
+    searchableHow = 'refresh';
+    const t0 = process.hrtime.bigint();
+    const r = await request(server, 'POST', `${endpoint}&refresh=true`, JSON.stringify([{ url: `${BASE_URL}${nonce}.html`, title: nonce, content: nonce }]));
+    if (r.status !== 200) throw new Error(`refresh write: ${r.status}`);
+    searchableAfterMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  }
+
+  const segmentsBefore = segmentCount(server.dataDir, site);
+  const m0 = process.hrtime.bigint();
+  const merged = await request(server, 'POST', `/admin/projects/${site}/merge`);
+  if (merged.status !== 200) throw new Error(`merge: ${merged.status} ${JSON.stringify(merged.json)}`);
+  const mergeSeconds = Number(process.hrtime.bigint() - m0) / 1e9;
+  const segmentsAfter = segmentCount(server.dataDir, site);
+  const indexBytes = dirBytes(path.join(server.dataDir, 'projects', site));
+  return { docs, ingestSeconds, docsPerSecond: docs / ingestSeconds, searchableAfterMs, searchableHow, indexBytes, segmentsBefore, segmentsAfter, mergeSeconds };
+}
+
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+
+async function main(): Promise<void> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-'));
+  const keep = process.env.BENCH_KEEP === '1';
+  let server: Server | undefined;
+  try {
+    const corpus = loadCorpus();
+    const copies = Math.ceil(TARGET_DOCS / corpus.length);
+    const phases = [
+      { name: `corpus (${corpus.length})`, site: 'bench-corpus', copies: 1, limit: corpus.length },
+      { name: `multiplied (${copies * corpus.length})`, site: 'bench-multiplied', copies, limit: copies * corpus.length },
+    ];
+    process.stderr.write(`preparing ${phases.map((p) => p.limit).join(' + ')} documents in ${tmp}\n`);
+    const prepared = [];
+    for (const p of phases) {
+      const nonce = `zqx${randomBytes(6).toString('hex')}`;
+      const file = path.join(tmp, `${p.site}.batches`);
+      const n = await writeBatches(file, corpus, p.copies, nonce, p.limit);
+      prepared.push({ ...p, file, nonce, n });
+    }
+
+    const raw = [];
+    for (const p of prepared) {
+      process.stderr.write(`raw FTS5: ${p.n} documents\n`);
+      raw.push(await rawFts5(p.file, path.join(tmp, `${p.site}.fts5.db`)));
+    }
+
+    const dataDir = path.join(tmp, 'data');
+    server = await startServer(dataDir);
+    const results: PhaseResult[] = [];
+    for (const [i, p] of prepared.entries()) {
+      process.stderr.write(`sitesift over HTTP: ${p.n} documents, batches of ${BATCH}, concurrency ${CONCURRENCY}\n`);
+      const r = await ingestPhase(server, p.site, p.file, p.nonce);
+      results.push({ name: p.name, ...r, rawFts5Seconds: raw[i]!.seconds, rawFts5DocsPerSecond: raw[i]!.docs / raw[i]!.seconds, rawFts5Bytes: raw[i]!.bytes });
+    }
+    const peakRss = peakRssMb(server.child.pid!);
+
+    const rows: string[][] = [
+      ['', ...results.map((r) => r.name)],
+      ['sitesift HTTP ingest (docs/s)', ...results.map((r) => r.docsPerSecond.toFixed(0))],
+      ['raw FTS5 bulk insert (docs/s)', ...results.map((r) => r.rawFts5DocsPerSecond.toFixed(0))],
+      ['ratio sitesift / raw FTS5', ...results.map((r) => (r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(2))],
+      ['ingest time (s)', ...results.map((r) => r.ingestSeconds.toFixed(1))],
+      ['last ack → searchable (ms)', ...results.map((r) => `${r.searchableAfterMs.toFixed(0)}${r.searchableHow === 'refresh' ? ' (refresh=true)' : ''}`)],
+      ['index size on disk', ...results.map((r) => mb(r.indexBytes))],
+      ['raw FTS5 db size', ...results.map((r) => mb(r.rawFts5Bytes))],
+      ['segments before → after full merge', ...results.map((r) => `${r.segmentsBefore} → ${r.segmentsAfter}`)],
+      ['full merge time (s)', ...results.map((r) => r.mergeSeconds.toFixed(1))],
+    ];
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+    const line = (row: string[]) => `| ${row.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`;
+    const out = [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)];
+    const last = results[results.length - 1]!;
+    const ratio = last.docsPerSecond / last.rawFts5DocsPerSecond;
+    process.stdout.write(`\n${out.join('\n')}\n\nserver peak RSS (VmHWM, whole run): ${peakRss} MB\n`);
+    process.stdout.write(`goals: ingest ≥ 0.5× raw FTS5 at ${last.docs} docs: ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}×); peak RSS < 500 MB: ${peakRss < 500 ? 'met' : 'NOT met'} (${peakRss} MB)\n`);
+    process.stdout.write(
+      `${JSON.stringify({
+        bench: 'ingest',
+        at: new Date().toISOString(),
+        cpus: os.cpus().length,
+        concurrency: CONCURRENCY,
+        peakRssMb: peakRss,
+        phases: results.map((r) => ({ ...r, docsPerSecond: Math.round(r.docsPerSecond), rawFts5DocsPerSecond: Math.round(r.rawFts5DocsPerSecond), ratio: Number((r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(3)) })),
+      })}\n`,
+    );
+  } finally {
+    if (server) {
+      server.child.kill('SIGTERM');
+      await new Promise((r) => server!.child.once('exit', r));
+    }
+    if (!keep) rmSync(tmp, { recursive: true, force: true });
+    else process.stderr.write(`kept ${tmp}\n`);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench/ingest: ${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
