@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: setup build start test bench bench-search bench-suggest bench-crawl relevance reindex export clean
+.PHONY: setup build start test bench bench-ingest bench-search bench-suggest bench-crawl relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -26,7 +26,11 @@ test: setup
 	npx tsc --noEmit -p .
 	npx tap
 
-bench: bench-search bench-suggest bench-crawl
+bench: bench-ingest bench-search bench-suggest bench-crawl
+
+# Ingest: HTTP pagesJson vs raw FTS5 on ../shared/corpus (BENCH_DOCS=100000 by default)
+bench-ingest: setup
+	$(TSX) bench/ingest.ts
 
 bench-search: setup
 	$(TSX) bench/search.ts
@@ -40,10 +44,10 @@ bench-crawl: setup
 relevance: setup
 	$(TSX) bench/relevance.ts
 
-# make reindex SITE=docs FILE=pages.jsonl  (the server must be running)
+# make reindex SITE=docs FILE=pages.jsonl [BASE_URL=https://…/ for relative urls]  (the server must be running)
 reindex: setup
 	@test -n "$(SITE)" -a -n "$(FILE)" || { echo "usage: make reindex SITE=<siteId> FILE=<file|dir>" >&2; exit 2; }
-	$(TSX) src/cli.ts index "$(SITE)" "$(FILE)"
+	$(TSX) src/cli.ts index "$(SITE)" "$(FILE)" $(if $(BASE_URL),--base-url "$(BASE_URL)")
 
 # make export SITE=docs OUT=./snapshot
 export: setup
