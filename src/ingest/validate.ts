@@ -5,7 +5,7 @@
  * caused it (`title`, `dataPoints[2].value`, `filters[0].key`, …); a batch collects the
  * problems of every entry before failing so that a client can fix them all at once.
  *
- * Decisions where the seed is silent (also written in docs/ingest.md):
+ * Decisions where the seed is silent (also written in docs/INGEST.md):
  * - `url`: an absolute `http:` or `https:` URL of at most 2048 characters. It is stored in its
  *   WHATWG-canonical form (lower-case scheme and host, default port dropped, `/` for an empty
  *   path); the fragment is kept, because JSON clients sometimes index page sections as
