@@ -1,0 +1,142 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { doc, liveRows, openStore, realPool, tempDir } from './helpers.js';
+import type { TaskPool } from '../../src/index/tasks.js';
+import type { WriteOp } from '../../src/index/contract.js';
+import type { SegmentStore } from '../../src/index/store.js';
+
+/** Wraps the real pool; `merge-segments` results are held until `release()` is called. */
+function gatedPool(inner: TaskPool) {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let started!: () => void;
+  const mergeStarted = new Promise<void>((r) => (started = r));
+  const pool: TaskPool = {
+    async run(task) {
+      const result = await inner.run(task);
+      if ((task as { task?: string }).task === 'merge-segments') {
+        started();
+        await gate;
+      }
+      return result;
+    },
+  };
+  return { pool, release: () => open(), mergeStarted };
+}
+
+async function writeAndFlush(store: SegmentStore, ops: WriteOp[]): Promise<void> {
+  await store.write(ops);
+  await store.flush();
+}
+
+t.test('writes and deletes that arrive during a merge are not lost', async (t) => {
+  const dir = tempDir(t);
+  const gated = gatedPool(realPool(t));
+  const store = await openStore(dir, gated.pool);
+  for (let s = 0; s < 3; s++) {
+    await writeAndFlush(store, [0, 1, 2].map((i) => ({ op: 'upsert', doc: doc(`https://m.test/${s}-${i}`, `seg ${s} doc ${i} v1`) }) as WriteOp));
+  }
+  // A delete marker in a source segment whose older row lives in another source segment.
+  await writeAndFlush(store, [{ op: 'delete', url: 'https://m.test/0-0' }]);
+  t.equal(store.segments().length, 4);
+
+  const merging = store.merge({ full: true });
+  await gated.mergeStarted; // the merged file is written; its commit waits for the gate
+  await writeAndFlush(store, [
+    { op: 'upsert', doc: doc('https://m.test/1-1', 'updated during the merge') },
+    { op: 'delete', url: 'https://m.test/2-2' },
+    { op: 'upsert', doc: doc('https://m.test/new', 'added during the merge') },
+  ]);
+  await store.write([{ op: 'delete', url: 'https://m.test/1-2' }]); // acknowledged, not yet published
+  gated.release();
+  await merging;
+  await store.flush();
+
+  const expected = new Map<string, string>();
+  for (let s = 0; s < 3; s++) for (let i = 0; i < 3; i++) expected.set(`https://m.test/${s}-${i}`, `seg ${s} doc ${i} v1`);
+  expected.delete('https://m.test/0-0');
+  expected.set('https://m.test/1-1', 'updated during the merge');
+  expected.delete('https://m.test/2-2');
+  expected.delete('https://m.test/1-2');
+  expected.set('https://m.test/new', 'added during the merge');
+
+  const check = (s: SegmentStore, label: string) => {
+    const snap = s.acquire();
+    try {
+      const rows = liveRows(snap);
+      t.same(new Map([...rows].map(([u, r]) => [u, r.content])), expected, `${label}: live rows`);
+      t.equal(snap.totalDocs, expected.size, `${label}: totalDocs`);
+      t.same(new Set(s.urls()), new Set(expected.keys()), `${label}: acknowledged view`);
+    } finally {
+      snap.release();
+    }
+  };
+  check(store, 'after the merge');
+  const merged = store.segments().find((s) => s.id.startsWith('m'));
+  t.ok(merged, 'the merged segment is published');
+  t.equal(merged!.docCount, 8, 'merged copies of the 8 rows live at merge start');
+  t.equal(merged!.deadCount, 3, 'rows replaced or deleted during the merge are dead in the merged segment');
+  t.equal(merged!.deleteCount, 0, 'the delete marker was dropped: no older row is left outside the merge');
+  await store.close();
+
+  const again = await openStore(dir, realPool(t));
+  check(again, 'after reopening');
+  await again.merge({ full: true });
+  check(again, 'after a second full merge');
+  t.equal(again.segments().length, 1);
+  t.equal(again.segments()[0]!.deadCount, 0);
+  await again.close();
+});
+
+t.test('a partial merge keeps delete markers that still shadow rows outside the merge', async (t) => {
+  const dir = tempDir(t);
+  const pool = realPool(t);
+  // Two segments allowed; the big one is over half of maxMergedBytes, so only the small ones merge.
+  const store = await openStore(dir, pool, { mergePolicy: { segmentsPerTier: 2, floorBytes: 1, maxMergedBytes: 1024 * 1024 } });
+  const words = (i: number) => Array.from({ length: 120 }, (_, j) => `w${(i * 131 + j * 7) % 5000}`).join(' ');
+  await writeAndFlush(store, Array.from({ length: 400 }, (_, i) => ({ op: 'upsert', doc: doc(`https://p.test/${i}`, words(i)) }) as WriteOp));
+  t.ok(store.segments()[0]!.bytes > 512 * 1024, 'the first segment is big');
+  await writeAndFlush(store, [{ op: 'delete', url: 'https://p.test/0' }]);
+  await writeAndFlush(store, [{ op: 'upsert', doc: doc('https://p.test/x', 'small') }]);
+  const big = store.segments()[0]!.id;
+  await store.merge();
+  const segs = store.segments();
+  t.ok(segs.some((s) => s.id === big), 'the big segment was not part of the merge');
+  t.ok(segs.length < 3, 'the small ones were merged');
+  t.equal(segs.find((s) => s.id !== big)?.deleteCount, 1, 'the marker for the row in the big segment is kept');
+  t.notOk(store.has('https://p.test/0'));
+  await store.close();
+  const again = await openStore(dir, pool);
+  t.notOk(again.has('https://p.test/0'), 'still deleted after reopening');
+  const snap = again.acquire();
+  t.notOk(liveRows(snap).has('https://p.test/0'));
+  snap.release();
+  await again.close();
+});
+
+t.test('a pinned generation keeps its files until the last release', async (t) => {
+  const dir = tempDir(t);
+  const store = await openStore(dir, realPool(t));
+  await writeAndFlush(store, [{ op: 'upsert', doc: doc('https://g.test/1', 'one') }]);
+  await writeAndFlush(store, [{ op: 'upsert', doc: doc('https://g.test/2', 'two') }]);
+  const segDir = path.join(dir, 'segments');
+  const before = fs.readdirSync(segDir).sort();
+  const pinned = store.acquire();
+  const pinned2 = store.acquire();
+  await store.merge({ full: true });
+  t.equal(store.segments().length, 1);
+  t.equal(store.gc(), 0, 'gc leaves pinned files alone');
+  for (const f of before) t.ok(fs.existsSync(path.join(segDir, f)), `${f} kept while pinned`);
+  t.same([...liveRows(pinned).keys()].sort(), ['https://g.test/1', 'https://g.test/2'], 'the pinned readers still work');
+  pinned.release();
+  pinned.release(); // idempotent: does not drop the second pin
+  for (const f of before) t.ok(fs.existsSync(path.join(segDir, f)), `${f} kept while one pin remains`);
+  pinned2.release();
+  for (const f of before) t.notOk(fs.existsSync(path.join(segDir, f)), `${f} deleted after the last release`);
+  t.equal(fs.readdirSync(segDir).length, 1);
+  const snap = store.acquire();
+  t.equal(snap.totalDocs, 2);
+  snap.release();
+  await store.close();
+});
