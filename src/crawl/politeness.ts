@@ -48,6 +48,15 @@ export class HostGate {
     };
   }
 
+  /**
+   * Pushes the next allowed start for `host` to at least `at` (a Crawl-delay learnt from
+   * robots.txt after the current request was already admitted with a shorter delay).
+   */
+  extend(host: string, at: number): void {
+    const st = this.hosts.get(host);
+    if (st && st.nextStartAt < at) st.nextStartAt = at;
+  }
+
   /** Requests in flight to `host` (tests, status). */
   active(host: string): number {
     return this.hosts.get(host)?.active ?? 0;

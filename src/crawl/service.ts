@@ -591,7 +591,11 @@ export class CrawlService {
 
     if (s.respectRobotsTxt) {
       const verdict = await this.robots.check(url, s.userAgent, { timeoutMs: s.timeoutMs });
-      if (verdict.crawlDelayMs) this.crawlDelayMs.set(hostOf(url), verdict.crawlDelayMs);
+      if (verdict.crawlDelayMs) {
+        const host = hostOf(url);
+        if (this.crawlDelayMs.get(host) !== verdict.crawlDelayMs) this.gate.extend(host, this.opts.clock() + verdict.crawlDelayMs);
+        this.crawlDelayMs.set(host, verdict.crawlDelayMs);
+      }
       if (!verdict.allowed) {
         if (/unavailable/.test(verdict.message ?? '') && this.retry(q, task, verdict.message!)) return;
         if (isAppend) return done('failed', 804, verdict.message ?? 'Disallowed by robots.txt');

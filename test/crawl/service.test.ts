@@ -321,3 +321,43 @@ t.test('Control Panel rules apply to crawled pages and not to JSON (appended) pa
   t.match(lantern.content, /amber/, 'content extraction rules not applied');
   t.equal(index.get(`${site.url}/c.html`)!.status, 200, 'no-index rule not applied');
 });
+
+t.test('Crawl-delay and requestDelayMs space requests to one host (injected clock)', async (t) => {
+  site.routes.set('/robots.txt', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('User-agent: *\nCrawl-delay: 5\n');
+  });
+  t.teardown(() => site.routes.delete('/robots.txt'));
+  let now = 5_000_000;
+  const fetchedAt: Array<[string, number]> = [];
+  let notify: (() => void) | null = null;
+  const settings = testSettings({ requestDelayMs: 1000, concurrencyPerHost: 4 });
+  const { make } = setup(t, () => settings, {
+    clock: () => now,
+    runFetch: async (task) => {
+      fetchedAt.push([task.url, now]);
+      notify?.();
+      return fetchAndExtract(task);
+    },
+  });
+  const svc = make();
+  svc.start();
+  t.teardown(() => svc.stop());
+  const next = () => new Promise<void>((r) => (notify = r));
+  let p = next();
+  await svc.pushUrl('s1', `${site.url}/a.html`);
+  await svc.pushUrl('s1', `${site.url}/c.html`);
+  await p;
+  // The first request taught us Crawl-delay: 5 s, larger than requestDelayMs.
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(fetchedAt.length, 1, 'second request waits for the delay');
+  p = next();
+  now += 4999;
+  svc.wake();
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(fetchedAt.length, 1, 'still waiting 1 ms before the delay ends');
+  now += 1;
+  svc.wake();
+  await p;
+  t.same(fetchedAt.map(([, at]) => at - 5_000_000), [0, 5000]);
+});
