@@ -78,7 +78,7 @@ export class IndexRegistry {
     this.open.delete(siteId);
     if (p) {
       const store = await p.catch(() => null);
-      await store?.close();
+      await store?.close({ flush: false });
     }
     fs.rmSync(this.projectDir(siteId), { recursive: true, force: true });
   }

@@ -863,12 +863,13 @@ export class SegmentStore implements ProjectIndex {
   /**
    * Flushes what is buffered (so a restart needs no replay), then closes the write log and
    * every segment reader. A merge in flight is abandoned (its temp file is removed at the next
-   * open). Pinned snapshots must not be used after close.
+   * open). Pinned snapshots must not be used after close. `flush: false` skips the flush
+   * (the project is about to be deleted).
    */
-  async close(): Promise<void> {
+  async close(opts: { flush?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     try {
-      await this.flush();
+      if (opts.flush !== false) await this.flush();
     } catch (err) {
       this.log?.warn(`index ${this.siteId}: flush on close failed, the write log keeps the ops: ${(err as Error).message}`);
     }
