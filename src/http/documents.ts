@@ -18,9 +18,19 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError, badParam } from '../errors.js';
 import type { ProjectIndex } from '../index/contract.js';
-import { crawlerOf, deleteByPattern, deleteByUrl, indexPages, type CrawlHooks } from '../ingest/documents.js';
-import { compileUrlPattern } from '../ingest/url-pattern.js';
-import { canonicalPageUrl, validateBatch, validatePage, wantsAppend, type ValidateContext } from '../ingest/validate.js';
+import {
+  canonicalPageUrl,
+  compileUrlPattern,
+  crawlerOf,
+  deleteByPattern,
+  deleteByUrl,
+  indexPages,
+  validateBatch,
+  validatePage,
+  wantsAppend,
+  type CrawlHooks,
+  type ValidateContext,
+} from '../ingest/index.js';
 import type { Services } from '../services.js';
 import type { PageDoc } from '../types.js';
 import { requireProject } from './auth.js';

@@ -9,7 +9,7 @@
  */
 import type Router from '@koa/router';
 import { badParam } from '../errors.js';
-import { indexedContent, indexStatus, parseStatusFilter, type ContentQuery } from '../ingest/reports.js';
+import { indexedContent, indexStatus, parseStatusFilter, type ContentQuery } from '../ingest/index.js';
 import type { Services } from '../services.js';
 import { DOCUMENT_TYPES, type DocumentType } from '../types.js';
 import { requireProject } from './auth.js';

@@ -3,7 +3,7 @@
  * (see src/ingest/bulk-import.ts for formats and behaviour). Exit codes: 0 all indexed,
  * 1 some entries rejected or the import aborted, 2 usage error.
  */
-import { formatSummary, ImportAborted, runImport } from '../../ingest/bulk-import.js';
+import { formatSummary, ImportAborted, runImport } from '../../ingest/index.js';
 import { resolveBaseUrl, resolveMasterKey } from '../admin-client.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, CliError, parseFlags, UsageError, type Command } from '../command.js';
 
