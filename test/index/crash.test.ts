@@ -2,7 +2,7 @@
  * Crash safety at the store level: a child process writes and prints every acknowledged batch;
  * we SIGKILL it at several points, reopen the store and compare with the acknowledged ops.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -58,7 +58,7 @@ async function runAndKill(dir: string, pauseIn: string | null, killWhen: (state:
  * absent) must be the one of its last acknowledged op or of an op sent after it (an op that
  * was written but whose acknowledgement the kill cut off may or may not have survived).
  */
-async function verify(t: Tap.Test, dir: string, run: Run, pool: ReturnType<typeof realPool>): Promise<void> {
+async function verify(t: Test, dir: string, run: Run, pool: ReturnType<typeof realPool>): Promise<void> {
   const history = new Map<string, Array<{ id: number; state: string | null }>>();
   for (const b of run.sent) {
     for (const op of b.ops) {

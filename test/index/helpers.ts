@@ -7,6 +7,7 @@ import { createPool } from '../../src/pool.js';
 import type { PageDoc } from '../../src/types.js';
 import type { IndexSnapshot } from '../../src/index/contract.js';
 import { SegmentStore, type SegmentStoreOptions } from '../../src/index/store.js';
+import type { TaskPool } from '../../src/index/tasks.js';
 
 export function tempDir(t: { teardown(fn: () => void): void }, prefix = 'sitesift-index-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -47,7 +48,7 @@ export function fakeClock(start = Date.UTC(2026, 0, 1)): () => number {
   return () => now++;
 }
 
-export async function openStore(dir: string, pool: Piscina, extra: Partial<SegmentStoreOptions> = {}): Promise<SegmentStore> {
+export async function openStore(dir: string, pool: TaskPool, extra: Partial<SegmentStoreOptions> = {}): Promise<SegmentStore> {
   // A long refresh interval: tests flush explicitly instead of waiting for the timer.
   return SegmentStore.open({ siteId: 'test', dir, pool, refreshMs: 60_000, clock: fakeClock(), ...extra });
 }
