@@ -14,10 +14,10 @@ export type LogFields = Record<string, unknown>;
 
 /** Each method takes an optional fields object (merged into the line) and a message. */
 export interface Logger {
-  debug(fields: LogFields | string, msg?: string): void;
-  info(fields: LogFields | string, msg?: string): void;
-  warn(fields: LogFields | string, msg?: string): void;
-  error(fields: LogFields | string, msg?: string): void;
+  debug(fields: object | string, msg?: string): void;
+  info(fields: object | string, msg?: string): void;
+  warn(fields: object | string, msg?: string): void;
+  error(fields: object | string, msg?: string): void;
   /** A logger whose lines all carry `bindings` (e.g. `{reqId}`). */
   child(bindings: LogFields): Logger;
   readonly level: Level | 'silent';
@@ -40,7 +40,7 @@ function plain(value: unknown): unknown {
  */
 export function createLogger(level: Level | 'silent', stream: Writable = process.stdout, bindings: LogFields = {}): Logger {
   const min = RANK[level];
-  const write = (lvl: Level, fields: LogFields | string, msg?: string): void => {
+  const write = (lvl: Level, fields: object | string, msg?: string): void => {
     if (RANK[lvl] < min) return;
     const line: Record<string, unknown> = { level: lvl, time: new Date().toISOString(), ...bindings };
     if (typeof fields === 'string') {

@@ -15,12 +15,15 @@ import type { Writable } from 'node:stream';
 import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/registry.js';
 import type { Config } from './config.js';
-import { AppError } from './errors.js';
 import { createApp, type AppOptions } from './http/app.js';
 import { createLogger, type Logger } from './log.js';
-import { createPool } from './pool.js';
+import { createPool, runTask } from './pool.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
+import { CrawlService } from './crawl/service.js';
+import type { FetchExtractResult } from './crawl/page.js';
+import { startGcJob } from '../jobs/gc.js';
+import { startMergeJob } from '../jobs/merge.js';
 import { startQueryLogRollup } from '../jobs/querylog-rollup.js';
 
 export interface StartOptions {
@@ -104,30 +107,6 @@ export function generateMasterKey(): string {
   return 'ssm_' + randomBytes(32).toString('base64url');
 }
 
-function notImplemented(what: string): AppError {
-  return new AppError('not_implemented', `${what} is not available in this build yet.`);
-}
-
-/**
- * Stand-in for a service whose module is not wired yet: every method call throws
- * `not_implemented` (501), `close()` resolves. Keeps the server bootable while parts land.
- */
-function placeholder<T>(what: string): T {
-  return new Proxy(
-    {},
-    {
-      get(_target, prop) {
-        if (prop === 'then' || typeof prop === 'symbol') return undefined;
-        if (prop === 'close' || prop === 'closeAll' || prop === 'stop') return async () => {};
-        if (prop === 'drop' || prop === 'dropSite') return async () => {};
-        return () => {
-          throw notImplemented(what);
-        };
-      },
-    },
-  ) as T;
-}
-
 /**
  * Starts a server for `config`. Rejects (nothing left open) when the data dir is locked or a
  * component fails to open.
@@ -189,22 +168,37 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       onError: (err, context) => log.error({ err, context }, 'query log failure'),
     });
     cleanups.push(() => analytics.close());
-    // TODO(crawl): replace with the CrawlService from ./crawl/service.js once it lands.
-    const crawl = placeholder<Services['crawl']>('Crawling');
+    const crawl = new CrawlService({
+      dataDir: cfg.dataDir,
+      clock,
+      allowPrivate: cfg.crawlerAllowPrivate,
+      settingsOf: (siteId) => projects.getSettings(siteId),
+      indexOf: (siteId) => indexes.get(siteId),
+      runFetch: (task) => runTask<FetchExtractResult>(pool, 'fetch-extract', task as unknown as Record<string, unknown>),
+      log,
+    });
+    cleanups.push(() => crawl.stop());
 
     const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl };
 
     // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
     projects.onDelete(async (siteId) => {
+      crawl.dropSite(siteId);
       await indexes.drop(siteId);
       analytics.dropSite(siteId);
     });
 
     // ---- background work
     analytics.start();
+    if (cfg.role === 'primary') crawl.start();
     if (opts.jobs !== false) {
       const rollup = startQueryLogRollup({ analytics, clock, onError: (err) => log.error({ err }, 'query log rollup failed') });
       cleanups.push(() => rollup.stop());
+      const onIndexError = (siteId: string, err: unknown) => log.error({ err, siteId }, 'index maintenance failed');
+      const merges = startMergeJob({ indexes, onError: onIndexError });
+      cleanups.push(() => merges.stop());
+      const gc = startGcJob({ indexes, onError: onIndexError });
+      cleanups.push(() => gc.stop());
     }
 
     // ---- HTTP
