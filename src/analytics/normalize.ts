@@ -15,7 +15,8 @@ export const MAX_LOGGED_QUERY_CHARS = 200;
  * @example normaliseQuery('  Ｐostgres   SQL ') // 'postgres sql'
  */
 export function normaliseQuery(query: string): string {
-  let q = query.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+  // Control characters become spaces: they are never meaningful and would disturb key ordering.
+  let q = query.normalize('NFKC').toLowerCase().replace(/[\s\p{Cc}]+/gu, ' ').trim();
   if (q.length > MAX_LOGGED_QUERY_CHARS) {
     // Cut on code points (never half a surrogate pair), then re-trim so idempotence holds.
     const points = Array.from(q);

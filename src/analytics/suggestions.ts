@@ -14,6 +14,17 @@
  * Counts change in place (the keys never move), so the hot write path is a Map lookup; only
  * new distinct queries add keys, first to a small unsorted tail that is merged into the sorted
  * array when it grows past {@link PENDING_MERGE_AT}.
+ *
+ * Short prefixes (1–3 characters, what a visitor has typed after one to three keystrokes) match
+ * thousands of keys, so their answer is cached: the top {@link MAX_SUGGESTIONS} eligible
+ * queries of each such prefix, computed by one range scan on first use and then kept exact
+ * by the writer (a count only grows between window moves: bubble up or insert; a query whose
+ * latest search found nothing drops the prefix's entry, recomputed on next use). The daily
+ * window move clears the cache.
+ *
+ * Ranking: most searched first, ties alphabetical. Eligible: searched at least once in the
+ * window, latest search returned results, not `*`. `minSearches` only cuts the ranked list
+ * (the list is sorted by count, so the qualifying queries are a prefix of it).
  */
 
 /** Aggregate of one normalised query over the suggestion window. */
@@ -35,6 +46,10 @@ export interface QuerySuggestion {
 }
 
 const PENDING_MERGE_AT = 2048;
+/** Most query suggestions one call may ask for (SPEC §6: `maxQuerySuggestions` 0–10). */
+export const MAX_SUGGESTIONS = 10;
+/** Typed prefixes up to this many UTF-16 units are answered from the short-prefix cache. */
+const SHORT_PREFIX = 3;
 
 /** Start offsets of the words of a normalised (single-spaced, trimmed) query. */
 function wordStarts(query: string): number[] {
@@ -55,11 +70,16 @@ function lowerBound(keys: string[], needle: string): number {
   return lo;
 }
 
-/** Ranking: most searched first, then queries that start with the typed text, then alphabetical. */
-function better(a: QueryStat, aPrefix: boolean, b: QueryStat, bPrefix: boolean): boolean {
+/** Ranking: most searched first, then alphabetical (a total order: queries are distinct). */
+function better(a: QueryStat, b: QueryStat): boolean {
   if (a.count !== b.count) return a.count > b.count;
-  if (aPrefix !== bPrefix) return aPrefix;
   return a.query < b.query;
+}
+
+/** Whether a stat may be suggested at all (`minSearches` aside). */
+function eligible(s: QueryStat): boolean {
+  // `*` is the browse-everything query, never a useful completion.
+  return s.count > 0 && s.lastResults > 0 && s.query !== '*';
 }
 
 export class SuggestionIndex {
@@ -69,6 +89,8 @@ export class SuggestionIndex {
   private pendingKeys: string[] = [];
   private pendingRefs: QueryStat[] = [];
   private lookupId = 0;
+  /** Short typed prefix → its top MAX_SUGGESTIONS eligible stats, ranked. */
+  private readonly short = new Map<string, QueryStat[]>();
 
   /** Distinct queries currently held (including ones whose window count fell to 0 until {@link compact}). */
   get size(): number {
@@ -92,6 +114,35 @@ export class SuggestionIndex {
       stat.lastAt = at;
       stat.lastResults = results;
     }
+    if (this.short.size > 0) this.updateShort(stat);
+  }
+
+  /** Keeps the cached short-prefix lists exact after `stat` grew or changed its last results. */
+  private updateShort(stat: QueryStat): void {
+    const ok = eligible(stat);
+    for (const start of wordStarts(stat.query)) {
+      for (let d = 1; d <= SHORT_PREFIX && start + d <= stat.query.length; d++) {
+        const prefix = stat.query.slice(start, start + d);
+        const list = this.short.get(prefix);
+        if (!list) continue;
+        let i = list.indexOf(stat);
+        if (!ok) {
+          // Dropping an entry would leave a hole only a scan can fill: recompute on next use.
+          if (i !== -1) this.short.delete(prefix);
+          continue;
+        }
+        if (i === -1) {
+          if (list.length === MAX_SUGGESTIONS && !better(stat, list[MAX_SUGGESTIONS - 1]!)) continue;
+          if (list.length === MAX_SUGGESTIONS) list.pop();
+          list.push(stat);
+          i = list.length - 1;
+        }
+        while (i > 0 && better(stat, list[i - 1]!)) {
+          list[i] = list[i - 1]!;
+          list[--i] = stat;
+        }
+      }
+    }
   }
 
   /**
@@ -112,6 +163,7 @@ export class SuggestionIndex {
         stat.lastResults = lastResults;
       }
     }
+    this.short.clear();
     this.mergePending();
   }
 
@@ -126,10 +178,12 @@ export class SuggestionIndex {
   subtract(query: string, delta: number): void {
     const stat = this.stats.get(query);
     if (stat) stat.count = Math.max(0, stat.count - delta);
+    this.short.clear();
   }
 
   /** Drops queries whose count is zero and rebuilds the key array (once a day, from the rollup job). */
   compact(): void {
+    this.short.clear();
     const live = [...this.stats.values()].filter((s) => s.count > 0);
     this.stats.clear();
     this.keys = [];
@@ -149,40 +203,54 @@ export class SuggestionIndex {
   }
 
   /**
-   * Up to `max` logged queries matching the normalised `typed` text at the start of the query
-   * or at the start of one of its words, searched at least `minSearches` times in the window
-   * and whose last search returned results; most searched first. Pure read; O(log n + matches).
+   * Up to `max` (≤ {@link MAX_SUGGESTIONS}) logged queries matching the normalised `typed` text
+   * at the start of the query or at the start of one of its words, searched at least
+   * `minSearches` times in the window and whose latest search returned results; most searched
+   * first, ties alphabetical. O(max) for 1–3 characters once cached, else O(log n + matches).
    */
   lookup(typed: string, max: number, minSearches: number): QuerySuggestion[] {
     if (max <= 0 || typed === '') return [];
+    let ranked: QueryStat[];
+    if (typed.length <= SHORT_PREFIX) {
+      let list = this.short.get(typed);
+      if (!list) {
+        list = this.scan(typed, MAX_SUGGESTIONS, 1);
+        this.short.set(typed, list);
+      }
+      ranked = list;
+    } else {
+      ranked = this.scan(typed, max, minSearches);
+    }
+    const out: QuerySuggestion[] = [];
+    for (const s of ranked) {
+      if (out.length === max || s.count < minSearches) break;
+      out.push({ query: s.query });
+    }
+    return out;
+  }
+
+  /** Top `max` eligible stats with count ≥ `minSearches` whose keys start with `typed`, ranked. */
+  private scan(typed: string, max: number, minSearches: number): QueryStat[] {
     const id = ++this.lookupId;
     const best: QueryStat[] = [];
-    const bestPrefix: boolean[] = [];
     const consider = (stat: QueryStat): void => {
       if (stat.seen === id) return;
       stat.seen = id;
-      // `*` is the browse-everything query, never a useful completion.
-      if (stat.count < minSearches || stat.lastResults <= 0 || stat.query === '*') return;
-      const prefix = stat.query.startsWith(typed);
-      if (best.length === max && !better(stat, prefix, best[max - 1]!, bestPrefix[max - 1]!)) return;
+      if (stat.count < minSearches || !eligible(stat)) return;
+      if (best.length === max && !better(stat, best[max - 1]!)) return;
       let i = Math.min(best.length, max - 1);
-      if (best.length < max) {
-        best.push(stat);
-        bestPrefix.push(prefix);
-      }
-      while (i > 0 && better(stat, prefix, best[i - 1]!, bestPrefix[i - 1]!)) {
+      if (best.length < max) best.push(stat);
+      while (i > 0 && better(stat, best[i - 1]!)) {
         best[i] = best[i - 1]!;
-        bestPrefix[i] = bestPrefix[i - 1]!;
         i--;
       }
       best[i] = stat;
-      bestPrefix[i] = prefix;
     };
     const keys = this.keys;
     for (let i = lowerBound(keys, typed); i < keys.length && keys[i]!.startsWith(typed); i++) consider(this.refs[i]!);
     const pk = this.pendingKeys;
     for (let i = 0; i < pk.length; i++) if (pk[i]!.startsWith(typed)) consider(this.pendingRefs[i]!);
-    return best.map((s) => ({ query: s.query }));
+    return best;
   }
 
   /** Sorts the pending tail and merges it into the sorted key array (linear merge). */

@@ -1,0 +1,80 @@
+import t from 'tap';
+import { SuggestionIndex } from '../../src/analytics/suggestions.js';
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The specification, by brute force over a plain model. */
+function expected(model: Map<string, { count: number; last: number }>, typed: string, max: number, min: number): string[] {
+  return [...model]
+    .filter(([q, s]) => s.count >= min && s.last > 0 && q !== '*' && (q.startsWith(typed) || q.includes(' ' + typed)))
+    .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
+    .slice(0, max)
+    .map(([q]) => q);
+}
+
+t.test('random adds, result flips, expiry: lookups always equal the brute-force answer', async (t) => {
+  const r = rng(11);
+  const words = ['pg', 'page', 'pager', 'index', 'in', 'insert', 'ind', 'a', 'ab', 'abc', 'vacuum', 'va', 'p'];
+  const pick = () => words[Math.floor(r() * words.length)]!;
+  const queries = Array.from(new Set(Array.from({ length: 300 }, () => (r() < 0.5 ? pick() : `${pick()} ${pick()}`)).concat('*')));
+  const typedSet = ['p', 'pa', 'pag', 'page', 'pager', 'i', 'in', 'ind', 'inde', 'index i', 'a', 'ab', 'abc', 'a a', 'v', 'va', '*', 'x', 'pg p'];
+  const ix = new SuggestionIndex();
+  const model = new Map<string, { count: number; last: number }>();
+  let at = 0;
+  let mismatches = 0;
+  let checks = 0;
+  for (let step = 0; step < 6000; step++) {
+    const q = queries[Math.floor(r() * queries.length)]!;
+    const results = r() < 0.15 ? 0 : 1 + Math.floor(r() * 9);
+    ix.add(q, 1, results, ++at);
+    const m = model.get(q) ?? { count: 0, last: results };
+    m.count++;
+    m.last = results;
+    model.set(q, m);
+    if (step % 1500 === 1499) {
+      // Window move: some queries lose searches.
+      for (const [mq, ms] of model) {
+        const d = Math.floor(ms.count / 2);
+        if (d > 0) {
+          ix.subtract(mq, d);
+          ms.count -= d;
+        }
+      }
+      ix.compact();
+      for (const [mq, ms] of model) if (ms.count === 0) model.delete(mq);
+    }
+    if (step % 7 === 0) {
+      const typed = typedSet[Math.floor(r() * typedSet.length)]!;
+      const max = 1 + Math.floor(r() * 10);
+      const min = 1 + Math.floor(r() * 4);
+      const got = ix.lookup(typed, max, min).map((s) => s.query);
+      const want = expected(model, typed, max, min);
+      checks++;
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        mismatches++;
+        if (mismatches < 5) t.same(got, want, `step ${step}: "${typed}" max ${max} min ${min}`);
+      }
+    }
+  }
+  t.equal(mismatches, 0, `${checks} lookups matched the brute-force answer`);
+});
+
+t.test('bulk load equals incremental adds', async (t) => {
+  const a = new SuggestionIndex();
+  const b = new SuggestionIndex();
+  const rows: Array<[string, number, number, number]> = [];
+  for (let i = 0; i < 5000; i++) rows.push([`q${i % 997} w${i % 13}`, 1 + (i % 5), i % 11, i]);
+  for (const [q, c, res, at] of rows) a.add(q, c, res, at);
+  b.load(rows);
+  for (const typed of ['q', 'q1', 'q12', 'q123', 'w', 'w1', 'w12 ', 'q5 w']) {
+    t.same(b.lookup(typed, 10, 2), a.lookup(typed, 10, 2), typed);
+  }
+});
