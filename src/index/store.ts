@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { IndexOp, PageDoc } from '../types.js';
+import type { DocSource, IndexOp, PageDoc } from '../types.js';
 import type {
   EntryListing,
   EntryListingQuery,
@@ -61,6 +61,11 @@ export interface SegmentStoreOptions {
   /** Project default language, read at each build/merge (default 'en'). */
   defaultLanguage?: string | (() => string);
   mergePolicy?: Partial<MergePolicyOptions>;
+  /**
+   * Buffered (unpublished) URLs that trigger an early flush at half this size and make writers
+   * wait for the running flush at this size (default 10 000). Bounds memory during bulk imports.
+   */
+  maxBufferedDocs?: number;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
   pauseIn?: PausePoint;
 }
@@ -163,6 +168,7 @@ export class SegmentStore implements ProjectIndex {
   private readonly defaultLanguage: () => string;
   private readonly mergePolicy: Partial<MergePolicyOptions>;
   private readonly pauseIn: PausePoint | undefined;
+  private readonly maxBufferedDocs: number;
   private wal!: WriteLog;
 
   private gen!: Generation;
@@ -197,6 +203,7 @@ export class SegmentStore implements ProjectIndex {
     this.defaultLanguage = typeof lang === 'function' ? lang : () => lang;
     this.mergePolicy = opts.mergePolicy ?? {};
     this.pauseIn = opts.pauseIn;
+    this.maxBufferedDocs = opts.maxBufferedDocs ?? 10_000;
   }
 
   /**
@@ -321,6 +328,16 @@ export class SegmentStore implements ProjectIndex {
   write(ops: WriteOp[]): Promise<number> {
     if (this.closed) return Promise.reject(new AppError('internal', `Index ${this.siteId} is closed.`));
     if (ops.length === 0) return Promise.resolve(this.lastAckedSeq);
+    // A malformed op must never reach the log: replaying it would fail at every start-up.
+    for (const [i, op] of ops.entries()) {
+      const ok = op?.op === 'upsert' ? typeof op.doc?.url === 'string' && typeof op.doc.status === 'number' : op?.op === 'delete' && typeof op.url === 'string';
+      if (!ok) return Promise.reject(new AppError('invalid_document', `Write op ${i} is not a valid upsert or delete.`));
+    }
+    // Backpressure: when builds fall behind, writers wait for the flush in progress instead of
+    // growing the in-memory buffer without bound.
+    if (this.buffer.size >= this.maxBufferedDocs && this.building) {
+      return this.flushChain.then(() => this.write(ops));
+    }
     const seq = this.nextSeq;
     this.nextSeq += ops.length;
     const at = this.clock();
@@ -330,7 +347,7 @@ export class SegmentStore implements ProjectIndex {
         ops.forEach((op, i) => {
           this.apply(op.op === 'upsert' ? { op: 'upsert', seq: seq + i, at, doc: op.doc } : { op: 'delete', seq: seq + i, at, url: op.url });
         });
-        if (this.waiters.some((w) => w.seq <= this.lastAckedSeq)) this.flushSoon();
+        if (this.waiters.some((w) => w.seq <= this.lastAckedSeq) || this.buffer.size >= this.maxBufferedDocs / 2) this.flushSoon();
         else this.scheduleRefresh();
       })
       .then(() => lastSeq);
@@ -377,6 +394,16 @@ export class SegmentStore implements ProjectIndex {
 
   has(url: string): boolean {
     return this.live.has(url);
+  }
+
+  /**
+   * The newest live op of `url` (acknowledged view), or null. `source` comes from the buffered
+   * doc or one stored-row read, so this is cheap per URL but not meant for scans.
+   */
+  entryOf(url: string): { seq: number; source: DocSource; status: number; at: number } | null {
+    const st = this.live.get(url);
+    if (!st) return null;
+    return { seq: st.seq, source: this.docOf(url)?.source ?? 'api', status: st.status, at: st.at };
   }
 
   urls(): Iterable<string> {

@@ -49,3 +49,23 @@ t.test('write, flush, search view, delete, reopen', async (t) => {
   t.equal(again.segments()[0]!.deadCount, 0);
   await again.close();
 });
+
+t.test('entryOf, invalid ops, backpressure on a full buffer', async (t) => {
+  const store = await openStore(tempDir(t), realPool(t), { maxBufferedDocs: 4 });
+  await t.rejects(store.write([{ op: 'upsert', doc: { url: 'x' } as never }]), { code: 'invalid_document' });
+  await t.rejects(store.write([{ op: 'nope' } as never]), { code: 'invalid_document' });
+  t.equal(store.position.lastAckedSeq, 0, 'nothing logged');
+  const seq = await store.write([{ op: 'upsert', doc: doc('https://e.test/1', 'one', { source: 'crawler', status: 200 }) }]);
+  t.same(store.entryOf('https://e.test/1'), { seq, source: 'crawler', status: 200, at: Date.UTC(2026, 0, 1) });
+  t.equal(store.entryOf('https://e.test/none'), null);
+  // Many concurrent writers against a buffer of 4: all acknowledged, nothing lost.
+  const writes = Array.from({ length: 40 }, (_, i) => store.write([{ op: 'upsert', doc: doc(`https://e.test/b${i}`, `b ${i}`) }]));
+  await Promise.all(writes);
+  await store.flush();
+  t.ok(store.segments().length >= 2, `early flushes happened (${store.segments().length} segments)`);
+  const snap = store.acquire();
+  t.equal(liveRows(snap).size, 41);
+  snap.release();
+  t.same(store.entryOf('https://e.test/1'), { seq, source: 'crawler', status: 200, at: Date.UTC(2026, 0, 1) }, 'entryOf of a published row');
+  await store.close();
+});
