@@ -1,17 +1,63 @@
 /**
- * `sitesift crawl` — PLACEHOLDER owned by another engineer: replace this file (keep the
- * exported name `crawl`), it is already in the command table of src/cli.ts.
+ * `sitesift crawl <siteId>`: starts a site crawl on the running server (POST /sites/crawl), or
+ * with `--page URL` queues one URL (POST /index/documents); `--wait` follows the task until it
+ * is done. Talks to the server with the master key, naming the project in `site`.
  */
-import { CliError, type Command } from '../command.js';
+import { adminClient, type AdminClient } from '../admin-client.js';
+import { CLIENT_HELP, CLIENT_OPTIONS, CliError, parseFlags, UsageError, type Command } from '../command.js';
+
+/** Polls GET /tasks/{id} until the task is done or failed; prints state changes. */
+export async function waitForTask(client: AdminClient, siteId: string, taskId: string, out: NodeJS.WritableStream, intervalMs = 1000): Promise<Record<string, unknown>> {
+  let last = '';
+  for (;;) {
+    const task = await client.request('GET', `/tasks/${encodeURIComponent(taskId)}?site=${encodeURIComponent(siteId)}`);
+    const line = `${String(task.state)}${task.message ? ` — ${String(task.message)}` : ''}`;
+    if (line !== last) out.write(`  ${line}\n`);
+    last = line;
+    if (task.state === 'done' || task.state === 'failed') return task;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
 
 export const crawl: Command = {
   name: 'crawl',
-  summary: 'start a crawl of a project',
-  usage: `Usage: sitesift crawl ...
+  summary: "crawl a project's site now, or queue one URL (--page)",
+  usage: `Usage: sitesift crawl <siteId> [--page URL] [--wait]
 
-start a crawl of a project (not available in this build yet).
+Without --page: starts a crawl of the project's site from its settings' crawler.rootUrls
+(breadth-first inside the allowed hosts, to maxDepth/maxPages). A crawl already running is
+reported instead of starting a second one.
+With --page URL: queues that one URL; the crawler fetches it under the project's rules.
+
+Options:
+  --page URL        queue one URL instead of crawling the site
+  --wait            follow the task until it is done (prints its state and message)
+
+${CLIENT_HELP}
+
+Examples:
+  sitesift crawl docs --wait
+  sitesift crawl docs --page https://docs.example.com/new-page.html
 `,
-  async run() {
-    throw new CliError('"sitesift crawl" is not available in this build yet');
+  async run(args, io) {
+    const { values, positionals } = parseFlags(args, { ...CLIENT_OPTIONS, page: { type: 'string' }, wait: { type: 'boolean' } });
+    if (positionals.length !== 1) throw new UsageError('crawl needs exactly one <siteId>');
+    const siteId = positionals[0];
+    const client = adminClient(values, io.env);
+    const site = `site=${encodeURIComponent(siteId)}`;
+    const res = values.page
+      ? await client.request('POST', `/index/documents?${site}&url=${encodeURIComponent(values.page)}`)
+      : await client.request('POST', `/sites/crawl?${site}`);
+    const taskId = String(res.taskId);
+    if (values.json && !values.wait) {
+      io.stdout.write(JSON.stringify(res) + '\n');
+      return 0;
+    }
+    io.stdout.write(values.page ? `queued ${String(res.url)} (task ${taskId})\n` : `crawl of ${siteId} started (task ${taskId})\n`);
+    if (!values.wait) return 0;
+    const task = await waitForTask(client, siteId, taskId, io.stdout);
+    if (values.json) io.stdout.write(JSON.stringify(task) + '\n');
+    if (task.state === 'failed') throw new CliError(`task ${taskId} failed: ${String(task.message ?? '')}`);
+    return 0;
   },
 };

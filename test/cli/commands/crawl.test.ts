@@ -1,0 +1,59 @@
+/**
+ * `sitesift crawl` and `sitesift sitemap` end to end: the CLI (in-process) drives a real server
+ * that crawls a fixture site on 127.0.0.1.
+ */
+import { PassThrough } from 'node:stream';
+import t from 'tap';
+import { runCli } from '../../../src/cli.js';
+import { api, startTestServer, type TestServer } from '../../helpers/server.js';
+import { startSiteServer, type SiteServer } from '../../crawl/helpers/site-server.js';
+
+let s: TestServer;
+let site: SiteServer;
+t.before(async () => {
+  site = await startSiteServer();
+  site.routes.set('/sitemap.xml', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/xml' });
+    res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/e.html</loc></url></urlset>`);
+  });
+  s = await startTestServer({ env: { SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true' } });
+  await api(s.url, '/admin/projects', { method: 'POST', token: s.masterKey, json: { siteId: 'cr' } });
+  await api(s.url, '/admin/projects/cr/settings', {
+    method: 'PATCH',
+    token: s.masterKey,
+    json: { crawler: { rootUrls: [`${site.url}/a.html`], sitemapUrls: [`${site.url}/sitemap.xml`], maxDepth: 1 } },
+  });
+});
+t.teardown(async () => {
+  await s.close();
+  await site.close();
+});
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await runCli([...args, '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
+  return { code, stdout: out, stderr: err };
+}
+
+t.test('crawl --wait, crawl --page, sitemap', async (t) => {
+  const c = await cli(['crawl', 'cr', '--wait']);
+  t.equal(c.code, 0, c.stderr);
+  t.match(c.stdout, /crawl of cr started \(task t_[0-9a-f]+\)/);
+  t.match(c.stdout, /done — Crawl finished/);
+  const p = await cli(['crawl', 'cr', '--page', `${site.url}/d.html`, '--wait']);
+  t.equal(p.code, 0, p.stderr);
+  t.match(p.stdout, /queued .*\/d\.html/);
+  const m = await cli(['sitemap', 'cr', '--wait']);
+  t.equal(m.code, 0, m.stderr);
+  t.match(m.stdout, /1 URLs read, 1 queued, 0 removed/);
+  const listing = await api(s.url, '/sites/indexedContent?site=cr&limit=100', { token: s.masterKey });
+  const urls = listing.body.pages.map((x: { url: string }) => x.url.replace(site.url, ''));
+  for (const u of ['/a.html', '/c.html', '/d.html', '/e.html']) t.ok(urls.includes(u), u);
+  const usage = await cli(['crawl']);
+  t.equal(usage.code, 2);
+});
