@@ -198,3 +198,40 @@ t.test('top and noResults reports', async (t) => {
   r = await call(`/sites/queries/noResults?site=docs`);
   t.equal(r.status, 401);
 });
+
+t.test('end to end: log=false searches and suggest calls are not counted; no-result queries are not suggested', async (t) => {
+  for (const [path, title] of [
+    ['checkpoint', 'Checkpoint tuning guide'],
+    ['replication', 'Replication setup'],
+  ]) {
+    const r = await call(`/sites/pageJson?token=${token}&refresh=true`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: `https://example.org/${path}`, title, content: `${title} explained in detail` }),
+    });
+    t.equal(r.status, 200, `indexed ${path}: ${JSON.stringify(r.body)}`);
+  }
+  const search = async (q: string, extra = '') => {
+    const r = await call(`/sites?site=docs&query=${encodeURIComponent(q)}${extra}`);
+    t.equal(r.status, 200);
+    return r.body.totalResults as number;
+  };
+  for (let i = 0; i < 3; i++) t.ok((await search('Checkpoint tuning', '&log=false')) > 0);
+  for (let i = 0; i < 2; i++) t.ok((await search('Replication')) > 0);
+  for (let i = 0; i < 3; i++) t.equal(await search('zzzqqq nothing'), 0);
+  const suggest = async (q: string) => {
+    const r = await call(`/sites/suggest?site=docs&query=${encodeURIComponent(q)}&maxQuerySuggestions=5`);
+    t.equal(r.status, 200);
+    return r.body.querySuggestions;
+  };
+  for (let i = 0; i < 3; i++) await suggest('checkpoint t');
+  server.services.analytics.flush();
+  t.same(await suggest('che'), [], 'log=false searches (and suggest calls) did not count');
+  t.same(await suggest('rep'), [{ query: 'replication' }], 'searched twice with results: suggested');
+  t.same(await suggest('zzz'), [], 'a query that found nothing is not suggested');
+  const top = await call(`/sites/queries/top?token=${token}&start=${NOW / 1000 - 60}&end=${NOW / 1000 + 60}&limit=100`);
+  t.notOk(
+    top.body.queries.some((q: { query: string }) => q.query.startsWith('checkpoint')),
+    'neither the log=false searches nor the suggest calls are in the log',
+  );
+});
