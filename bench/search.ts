@@ -1,0 +1,337 @@
+/**
+ * Search speed benchmark (`make bench-search`). A report, not a test: it prints a table a person
+ * can read and one JSON line a script can compare; exits 0 whatever the numbers (1 when wrk is
+ * missing or a server fails).
+ *
+ * Everything runs on 127.0.0.1; load comes from `wrk` (2 threads, `--latency`) with a Lua script
+ * that rotates through all 799 corpus queries (bench/lib/wrk.ts). For each corpus size:
+ *
+ * 1. sitesift: a server child (`node dist/src/main.js` when built — `make bench-search` builds
+ *    first — else `node --import tsx src/main.ts`; SITESIFT_WORKERS=2; info-level request logs
+ *    written to a file as in production), filled through `POST /sites/pagesJson` (batches of
+ *    100, 3 in flight), then loaded with `GET /sites?…&includeContent=true&
+ *    highlightQueryTerms=true&filterOptions=true&log=false` at 8 and 32 connections.
+ * 2. MiniSearch: a plain Node `http` server child (this file with `--serve-minisearch`) holding
+ *    the same documents in MiniSearch 7 (options of bench/lib/peers.ts) and answering
+ *    `/search?query=…` with the top 10 in the same JSON shape (escaped, highlighted snippet).
+ * 3. Empty Koa route (PostgreSQL corpus only): a Koa app child (`--serve-koa`) whose route
+ *    answers a constant small JSON body — the ceiling for any HTTP service on this machine.
+ *
+ * Sizes: the PostgreSQL 15 manual (1,169 pages), then ~BENCH_DOCS (default 100,000) documents:
+ * the manual multiplied with distinct URLs and shuffled content words (bench/lib/server.ts).
+ * Before each load the server answers every query once (warm-up; also checks for errors).
+ *
+ * Environment: BENCH_SECONDS (per load, default 10), BENCH_DOCS (default 100000; 0 skips the
+ * large run), BENCH_CONCURRENCY (indexing requests in flight, default 3), BENCH_SERVER
+ * (dist|tsx; default dist when built).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadPgDocs, loadPgQueries, type CorpusDoc } from './lib/corpus.js';
+import { MiniSearchPeer } from './lib/peers.js';
+import { createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
+import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const BIG = Number(process.env.BENCH_DOCS ?? 100_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 3);
+const CONNECTIONS = [8, 32];
+const SELF = fileURLToPath(import.meta.url);
+const SEARCH_PARAMS = 'includeContent=true&highlightQueryTerms=true&filterOptions=true&log=false';
+
+interface Row {
+  corpus: string;
+  docs: number;
+  engine: string;
+  result: WrkResult;
+}
+
+// ---------------------------------------------------------------- child servers
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** ~240 characters around the first query word, escaped, query words marked (peer server). */
+function peerSnippet(text: string, words: string[]): string {
+  const lower = text.toLowerCase();
+  let at = -1;
+  for (const w of words) {
+    const i = lower.indexOf(w);
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  const start = Math.max(0, at - 80);
+  const cut = text.slice(start, start + 240);
+  let html = escapeHtml(cut);
+  const re = words.length ? new RegExp(`(${words.map((w) => escapeHtml(w).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'gi') : null;
+  if (re) html = html.replace(re, '<mark>$1</mark>');
+  return html;
+}
+
+/** `--serve-minisearch <docs>`: MiniSearch over the corpus (multiplied to <docs>) on node:http. */
+async function serveMiniSearch(target: number): Promise<void> {
+  const docs = loadPgDocs();
+  const t0 = performance.now();
+  const ms = new MiniSearchPeer();
+  const source = target <= docs.length ? toPageDocs(docs) : multiplyCorpus(docs, target);
+  const batch: Array<{ url: string; title: string; headings: string; content: string }> = [];
+  for (const d of source) {
+    batch.push({ url: d.url, title: d.title, headings: d.headings.join(' | '), content: d.content });
+    if (batch.length === 1000) {
+      ms.add(batch);
+      batch.length = 0;
+      if (ms.size % 20_000 === 0) process.stderr.write(`  MiniSearch: ${ms.size} docs added (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+    }
+  }
+  ms.add(batch);
+  const buildSeconds = (performance.now() - t0) / 1000;
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    const query = u.searchParams.get('query') ?? '';
+    const hits = ms.searchIds(query);
+    const words = query.toLowerCase().split(/\W+/).filter((w) => w.length > 1);
+    const results = hits.slice(0, 10).map((h) => {
+      const d = ms.doc(h.id);
+      return { name: escapeHtml(d.title), image: null, link: d.url, type: 'html', dataPoints: [], content: peerSnippet(d.content, words) };
+    });
+    const body = JSON.stringify({
+      status: 'success',
+      query,
+      suggests: results.length ? { _: results } : {},
+      totalResults: hits.length,
+      totalResultsPerContentGroup: hits.length ? { _: hits.length } : {},
+      sortingOptions: [],
+      sorting: '',
+      filterOptions: [],
+      activeFilterOptions: [],
+    });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const addr = server.address() as { port: number };
+    process.stdout.write(JSON.stringify({ listening: `http://127.0.0.1:${addr.port}`, docs: ms.size, buildSeconds }) + '\n');
+  });
+}
+
+/** `--serve-koa`: an empty Koa route. */
+async function serveKoa(): Promise<void> {
+  const { default: Koa } = await import('koa');
+  const { default: Router } = await import('@koa/router');
+  const app = new Koa();
+  const router = new Router();
+  router.get('/empty', (ctx) => {
+    ctx.body = { status: 'success' };
+  });
+  app.use(router.routes());
+  const server = app.listen(0, '127.0.0.1', () => {
+    const addr = server.address() as { port: number };
+    process.stdout.write(JSON.stringify({ listening: `http://127.0.0.1:${addr.port}`, docs: 0, buildSeconds: 0 }) + '\n');
+  });
+}
+
+interface PeerServer {
+  url: string;
+  docs: number;
+  buildSeconds: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Spawns this file in a server mode; resolves once it prints its address. */
+function startPeer(args: string[]): Promise<PeerServer> {
+  const child = spawn(process.execPath, ['--max-old-space-size=16384', '--import', 'tsx', SELF, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  // Never leave a peer server behind when this process ends early.
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.off('exit', reap));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{"listening"'));
+      if (!line) return;
+      const info = JSON.parse(line) as { listening: string; docs: number; buildSeconds: number };
+      resolve({
+        url: info.listening,
+        docs: info.docs,
+        buildSeconds: info.buildSeconds,
+        child,
+        stop: () =>
+          new Promise<void>((r) => {
+            if (child.exitCode !== null) return r();
+            child.once('exit', () => r());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}) before listening`)));
+  });
+}
+
+// ---------------------------------------------------------------- driver
+
+/** Answers every path once, in order (warm-up); throws on the first non-200. */
+async function warmUp(base: string, paths: string[]): Promise<number> {
+  const t0 = performance.now();
+  for (const p of paths) {
+    const res = await fetch(base + p);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`warm-up ${p}: ${res.status} ${text.slice(0, 300)}`);
+  }
+  return (performance.now() - t0) / paths.length;
+}
+
+async function load(rows: Row[], corpus: string, docs: number, engine: string, base: string, script: string): Promise<void> {
+  for (const c of CONNECTIONS) {
+    const result = await runWrk({ url: base, connections: c, seconds: SECONDS, threads: 2, script });
+    rows.push({ corpus, docs, engine, result });
+    process.stderr.write(
+      `  ${engine.padEnd(24)} ${String(c).padStart(2)} conn: ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.errors ? `  errors ${result.errors}` : ''}\n`,
+    );
+  }
+}
+
+async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<ReturnType<typeof toPageDocs>[number]>, queryPaths: string[], outDir: string, notes: string[]): Promise<number> {
+  const server: BenchServer = await startBenchServer({ mode: process.env.BENCH_SERVER === 'tsx' ? 'tsx' : process.env.BENCH_SERVER === 'dist' ? 'dist' : 'auto' });
+  try {
+    await createProject(server, 'pgdocs');
+    let last = 0;
+    const ix = await indexDocs(server, 'pgdocs', source, {
+      concurrency: CONCURRENCY,
+      progress: (n) => {
+        if (n - last >= 10_000) {
+          last = n;
+          process.stderr.write(`  indexed ${n}\n`);
+        }
+      },
+    });
+    notes.push(`${corpus}: sitesift (${server.mode}) indexed ${ix.indexed} docs over HTTP in ${ix.seconds.toFixed(1)} s (${(ix.indexed / ix.seconds).toFixed(0)} docs/s)`);
+    process.stderr.write(`${corpus}: indexed ${ix.indexed} docs in ${ix.seconds.toFixed(1)} s (${server.mode}); warming up…\n`);
+    const paths = queryPaths.map((q) => `/sites?site=pgdocs&query=${q}&${SEARCH_PARAMS}`);
+    const warm = await warmUp(server.url, paths);
+    notes.push(`${corpus}: sitesift warm-up (one client, every query once): ${warm.toFixed(2)} ms/query`);
+    await load(rows, corpus, ix.indexed, `sitesift (${server.mode})`, server.url, rotatingScript(path.join(outDir, 'sitesift.lua'), paths));
+    notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB`);
+    return ix.indexed;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function miniSearchPhase(rows: Row[], corpus: string, starting: Promise<PeerServer>, queryPaths: string[], outDir: string, notes: string[]): Promise<void> {
+  process.stderr.write(`${corpus}: waiting for the MiniSearch server…\n`);
+  const peer = await starting;
+  try {
+    notes.push(`${corpus}: MiniSearch built ${peer.docs} docs in memory in ${peer.buildSeconds.toFixed(1)} s`);
+    const paths = queryPaths.map((q) => `/search?query=${q}`);
+    const warm = await warmUp(peer.url, paths);
+    notes.push(`${corpus}: MiniSearch warm-up (one client, every query once): ${warm.toFixed(2)} ms/query`);
+    await load(rows, corpus, peer.docs, 'MiniSearch (node:http)', peer.url, rotatingScript(path.join(outDir, 'minisearch.lua'), paths));
+  } finally {
+    await peer.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2] === '--serve-minisearch') return serveMiniSearch(Number(process.argv[3]));
+  if (process.argv[2] === '--serve-koa') return serveKoa();
+  if (!hasWrk()) {
+    process.stderr.write('bench-search: wrk not found. Install it (Debian/Ubuntu: sudo apt-get install -y wrk) and run again.\n');
+    process.exitCode = 1;
+    return;
+  }
+  const t0 = performance.now();
+  const outDir = path.join(ROOT, 'bench/out');
+  mkdirSync(outDir, { recursive: true });
+  const docs: CorpusDoc[] = loadPgDocs();
+  const queryPaths = loadPgQueries().map((q) => encodeURIComponent(q.q));
+  const rows: Row[] = [];
+  const notes: string[] = [];
+
+  const loadAvg = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  notes.push(`machine: ${os.cpus().length} CPUs, load average at start ${loadAvg()} (shared machine: absolute numbers vary with other work)`);
+  const pgName = 'PostgreSQL 15';
+  process.stderr.write(`${pgName}: ${docs.length} docs, ${queryPaths.length} queries, ${SECONDS} s per load\n`);
+  await sitesiftPhase(rows, pgName, toPageDocs(docs), queryPaths, outDir, notes);
+  await miniSearchPhase(rows, pgName, startPeer(['--serve-minisearch', String(docs.length)]), queryPaths, outDir, notes);
+  const koa = await startPeer(['--serve-koa']);
+  try {
+    await load(rows, pgName, 0, 'empty Koa route', koa.url, rotatingScript(path.join(outDir, 'koa.lua'), queryPaths.map((q) => `/empty?query=${q}`)));
+  } finally {
+    await koa.stop();
+  }
+
+  if (BIG > 0) {
+    const bigName = `~${Math.round(BIG / 1000)}k docs`;
+    process.stderr.write(`${bigName}: generating and indexing…\n`);
+    // MiniSearch builds its index in its own process while sitesift indexes (wall time: the
+    // longer of the two, not the sum); it is idle while sitesift is under load.
+    const building = startPeer(['--serve-minisearch', String(BIG)]);
+    building.catch(() => undefined);
+    try {
+      await sitesiftPhase(rows, bigName, multiplyCorpus(docs, BIG), queryPaths, outDir, notes);
+    } catch (err) {
+      await building.then((p) => p.stop(), () => undefined);
+      throw err;
+    }
+    await miniSearchPhase(rows, bigName, building, queryPaths, outDir, notes);
+  }
+
+  notes.push(`load average at end ${loadAvg()}`);
+  // ---- report
+  const find = (corpus: string, engine: string, c: number) => rows.find((r) => r.corpus === corpus && r.engine.startsWith(engine) && r.result.connections === c)?.result;
+  const lines: string[] = [];
+  lines.push(`Search speed — wrk, 2 threads, ${SECONDS} s per row, ${queryPaths.length} corpus queries rotating; sitesift with ${SEARCH_PARAMS}`);
+  lines.push('');
+  lines.push('| corpus | docs | engine | conn | req/s | p50 ms | p99 ms | errors |');
+  lines.push('|---|---:|---|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    lines.push(`| ${r.corpus} | ${r.docs || '—'} | ${r.engine} | ${r.result.connections} | ${r.result.rps.toFixed(0)} | ${r.result.p50.toFixed(2)} | ${r.result.p99.toFixed(2)} | ${r.result.errors} |`);
+  }
+  lines.push('');
+  for (const n of notes) lines.push(`- ${n}`);
+
+  const goals: Array<{ goal: string; met: boolean; detail: string }> = [];
+  const corpora = [...new Set(rows.map((r) => r.corpus))];
+  for (const corpus of corpora) {
+    for (const c of CONNECTIONS) {
+      const ours = find(corpus, 'sitesift', c);
+      const ms = find(corpus, 'MiniSearch', c);
+      if (ours && ms) goals.push({ goal: `${corpus}, ${c} conn: ≥ 3× MiniSearch req/s`, met: ours.rps >= 3 * ms.rps, detail: `${(ours.rps / ms.rps).toFixed(1)}×` });
+    }
+  }
+  const pg8 = find(pgName, 'sitesift', 8);
+  if (pg8) goals.push({ goal: `${pgName}, 8 conn: p99 ≤ 15 ms`, met: pg8.p99 <= 15, detail: `${pg8.p99.toFixed(2)} ms` });
+  if (corpora[1]) {
+    const big8 = find(corpora[1], 'sitesift', 8);
+    if (big8) goals.push({ goal: `${corpora[1]}, 8 conn: p99 ≤ 50 ms`, met: big8.p99 <= 50, detail: `${big8.p99.toFixed(2)} ms` });
+  }
+  for (const c of CONNECTIONS) {
+    const ours = find(pgName, 'sitesift', c);
+    const koa = find(pgName, 'empty Koa', c);
+    if (ours && koa) goals.push({ goal: `${pgName}, ${c} conn: ≥ 10% of empty Koa req/s`, met: ours.rps >= 0.1 * koa.rps, detail: `${((100 * ours.rps) / koa.rps).toFixed(1)}%` });
+  }
+  lines.push('');
+  lines.push(`Goals (issue 3): ${goals.filter((g) => g.met).length} of ${goals.length} met`);
+  for (const g of goals) lines.push(`  [${g.met ? 'met' : '   '}] ${g.goal.padEnd(46)} ${g.detail}`);
+
+  const json = {
+    bench: 'search',
+    at: new Date().toISOString(),
+    seconds: Math.round((performance.now() - t0) / 1000),
+    loadSeconds: SECONDS,
+    rows: rows.map((r) => ({ corpus: r.corpus, docs: r.docs, engine: r.engine, connections: r.result.connections, rps: Math.round(r.result.rps), p50: +r.result.p50.toFixed(3), p90: +r.result.p90.toFixed(3), p99: +r.result.p99.toFixed(3), errors: r.result.errors })),
+    goals: Object.fromEntries(goals.map((g) => [g.goal, g.met])),
+  };
+  process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify(json) + '\n');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench-search: ${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
