@@ -177,14 +177,15 @@ t.test('malformed JSON, wrong media type and huge bodies', async (t) => {
 });
 
 t.test('appendPageContent=true without a crawler is 501 and writes nothing; with one 202', async (t) => {
-  const r = await post('/sites/pageJson', doc('append', { appendPageContent: true }));
+  // A loopback URL: a crawler, when present, refuses it (private address) without any network.
+  const r = await post('/sites/pageJson', doc('append', { url: 'http://127.0.0.1:9/append-page', appendPageContent: true }));
   if (crawlerOf(s.services.crawl)?.pushUrl) {
     t.equal(r.status, 202, r.text);
     t.type(r.body.taskId, 'string');
   } else {
     t.equal(r.status, 501, r.text);
     t.equal(r.body.code, 'not_implemented');
-    t.equal((await listing('&url=/append')).total, 0);
+    t.equal((await listing('&url=/append-page')).total, 0);
   }
   // appendPageContent=false is an ordinary write.
   const ok = await post('/sites/pageJson', doc('noappend', { appendPageContent: false }));
