@@ -69,6 +69,9 @@ const K1 = 1.2;
 // Length normalisation per field: titles and URLs are short and uniform, content varies.
 const B: number[] = [0.5, 0.5, 0.6, 0.5, 0.75];
 const MAX_PREFIX_EXPANSIONS = 60;
+/** Queries with at least this many significant words use OR semantics with coordination. */
+export const LONG_QUERY_WORDS = 4;
+
 
 const vocabCache = new WeakMap<object, Vocabulary>();
 function vocabularyOf(seg: LiveSegment): Vocabulary {
@@ -87,7 +90,10 @@ function isStop(word: string, settings: SearchSettings): boolean {
 }
 
 /** Expansions of one query word present anywhere in the snapshot. */
-function expand(q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tolerance: 'default' | 'strict' | 'off', allowPrefix: boolean): Map<string, Alternative> {
+function expand(
+  q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tolerance: 'default' | 'strict' | 'off', allowPrefix: boolean,
+  typosOnlyWhenUnknown: boolean,
+): Map<string, Alternative> {
   const alts = new Map<string, Alternative>();
   const add = (term: string, kind: Kind, distance: number, weight = KIND_WEIGHT[kind]) => {
     const old = alts.get(term);
@@ -112,7 +118,8 @@ function expand(q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tol
       }
     }
   }
-  const budget = typoBudget([...w].length, tolerance);
+  // In long OR queries, typo variants of words the index knows only add noise.
+  const budget = typosOnlyWhenUnknown && alts.size > 0 ? 0 : typoBudget([...w].length, tolerance);
   if (budget > 0) {
     for (const s of segs) {
       const voc = vocabularyOf(s);
@@ -166,7 +173,8 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   // Words that must match: stop words only count when the query has nothing else.
   let slots = parsed.words.filter((w) => w.phrase >= 0 || !isStop(w.word, settings));
   if (slots.length === 0) slots = parsed.words;
-  const alternatives = slots.map((w) => [...expand(w, snap, settings, tolerance, req.prefix !== false).values()]);
+  const longQuery = !parsed.browse && parsed.phrases.length === 0 && slots.filter((s) => !s.exactOnly).length >= LONG_QUERY_WORDS;
+  const alternatives = slots.map((w) => [...expand(w, snap, settings, tolerance, req.prefix !== false, longQuery).values()]);
 
   const postingsCache = new Map<string, Array<Postings | null>>();
   const postingsOf = (term: string): Array<Postings | null> => {
@@ -238,6 +246,10 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   let hits: Hit[] = [];
   const perGroup: Record<string, number> = {};
   const mustKeep = slots.map((s) => s.phrase >= 0 || s.exactOnly);
+  // Long questions in plain words ("what problems of heat conduction in composite slabs have
+  // been solved") rarely have a page containing every word: they rank with OR semantics
+  // (BM25 sum; pages holding more of the words score higher by construction).
+  const orMode = longQuery;
   for (;;) {
     hits = [];
     for (const f of facets) f.counts.clear(), (f.min = Infinity), (f.max = -Infinity), (f.seen = 0);
@@ -279,6 +291,20 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
       };
       if (parsed.browse || maps.length === 0) {
         for (let id = 0; id < dv.urls.length; id++) consider(id, 0, 0);
+        return;
+      }
+      if (orMode) {
+        // Natural-language query: any word matches; coordination rewards covering more words.
+        const seen = new Map<number, { score: number; matched: number }>();
+        maps.forEach((m, mi) => {
+          for (const [id, e] of m) {
+            const acc = seen.get(id);
+            const add = e.score * idfs[mi]!;
+            if (acc) (acc.score += add), acc.matched++;
+            else seen.set(id, { score: add, matched: 1 });
+          }
+        });
+        for (const [id, acc] of seen) consider(id, acc.score, 0);
         return;
       }
       let smallest = 0;
