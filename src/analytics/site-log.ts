@@ -132,11 +132,11 @@ export class SiteQueryLog {
         'INSERT INTO events(at, query, action, time_to_action, link, position, visitor) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       addDay: this.db.prepare(
-        'INSERT INTO query_days(query, day, count) VALUES (?, ?, 1) ON CONFLICT(query, day) DO UPDATE SET count = count + 1',
+        'INSERT INTO query_days(query, day, count) VALUES (?, ?, ?) ON CONFLICT(query, day) DO UPDATE SET count = count + excluded.count',
       ),
       addTotal: this.db.prepare(
-        `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (@query, 1, @results, @at)
-         ON CONFLICT(query) DO UPDATE SET count = count + 1,
+        `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (@query, @n, @results, @at)
+         ON CONFLICT(query) DO UPDATE SET count = count + @n,
            last_results = CASE WHEN @at >= last_at THEN @results ELSE last_results END,
            last_at = MAX(last_at, @at)`,
       ),
@@ -145,6 +145,9 @@ export class SiteQueryLog {
     };
     this.writeTx = this.db.transaction((rows: LogRow[]): SearchRow[] => {
       const counted: SearchRow[] = [];
+      // Popular queries repeat within a batch: one upsert per (query, day) and per query.
+      const perDay = new Map<string, { query: string; day: number; n: number }>();
+      const perQuery = new Map<string, { query: string; n: number; results: number; at: number }>();
       for (const r of rows) {
         if (r.kind === 'search') {
           this.stmt.insertSearch.run(r.at, r.query, r.results, r.filters, r.sort, r.visitor);
@@ -153,15 +156,29 @@ export class SiteQueryLog {
             this.stmt.markDirty.run(floorHour(r.at));
           }
           // Only searches inside the window count for suggestions (an expired day never comes back).
-          if (dayOf(r.at) >= this.windowStartDay) {
-            this.stmt.addDay.run(r.query, dayOf(r.at));
-            this.stmt.addTotal.run({ query: r.query, results: r.results, at: r.at });
+          const day = dayOf(r.at);
+          if (day >= this.windowStartDay) {
+            const dayKey = `${day}\u0000${r.query}`;
+            const d = perDay.get(dayKey);
+            if (d) d.n++;
+            else perDay.set(dayKey, { query: r.query, day, n: 1 });
+            const q = perQuery.get(r.query);
+            if (!q) perQuery.set(r.query, { query: r.query, n: 1, results: r.results, at: r.at });
+            else {
+              q.n++;
+              if (r.at >= q.at) {
+                q.at = r.at;
+                q.results = r.results;
+              }
+            }
             counted.push(r);
           }
         } else {
           this.stmt.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
         }
       }
+      for (const d of perDay.values()) this.stmt.addDay.run(d.query, d.day, d.n);
+      for (const q of perQuery.values()) this.stmt.addTotal.run(q);
       return counted;
     });
   }
