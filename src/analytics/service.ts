@@ -224,7 +224,7 @@ export class QueryLogService {
    * `querySuggestions` of `GET /sites/suggest` (SPEC §6): up to `max` earlier logged queries
    * that start with the typed text or have a word starting with it, searched at least
    * `minSearches` times in the last 90 UTC days (today included), whose most recent search
-   * returned results; most searched first (ties: starts-with first, then alphabetical).
+   * returned results; most searched first, ties alphabetical.
    * Synchronous, in memory; the first call per project loads the aggregate from disk.
    *
    * @example services.analytics.querySuggestions('docs', 'pg d', { max: 3, minSearches: 2 }) // [{query:'pg dump'}]

@@ -1,5 +1,7 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -211,4 +213,31 @@ t.test('dropSite forgets queued entries and closes the file', async (t) => {
   svc.dropSite('gone');
   svc.flush();
   t.same(svc.sites(), [], 'no file recreated for a deleted project');
+});
+
+t.test('crash: a killed process keeps every flushed batch, and the aggregates stay consistent', async (t) => {
+  const { dataDir } = setup(t);
+  const child = join(dataDir, 'writer-child.mts');
+  const serviceUrl = pathToFileURL(join(import.meta.dirname, '../../src/analytics/service.ts')).href;
+  writeFileSync(
+    child,
+    `import { QueryLogService } from ${JSON.stringify(serviceUrl)};
+const svc = new QueryLogService({ dataDir: ${JSON.stringify(dataDir)}, clock: () => ${T0} });
+for (let i = 0; i < 500; i++) svc.record('docs', { query: 'q' + (i % 7), results: i % 3 });
+svc.flush(); // what the 1-second timer does
+for (let i = 0; i < 40; i++) svc.record('docs', { query: 'lost', results: 1 });
+process.kill(process.pid, 'SIGKILL');
+`,
+  );
+  const out = spawnSync(process.execPath, ['--import', 'tsx', child], { encoding: 'utf8', cwd: join(import.meta.dirname, '../..') });
+  t.equal(out.signal, 'SIGKILL', out.stderr);
+  const db = new Database(join(dataDir, 'projects', 'docs', 'querylog.db'), { readonly: true });
+  t.equal(db.prepare('SELECT COUNT(*) FROM searches').pluck().get(), 500, 'the flushed batch survived; the queued second is lost');
+  t.equal(db.prepare('SELECT SUM(count) FROM query_totals').pluck().get(), 500);
+  t.same(
+    db.prepare('SELECT query, SUM(count) AS n FROM query_days GROUP BY query ORDER BY query').all(),
+    db.prepare('SELECT query, count AS n FROM query_totals ORDER BY query').all(),
+    'query_totals = Σ query_days',
+  );
+  db.close();
 });
