@@ -46,7 +46,7 @@ export const DEFAULT_MERGE_POLICY: Readonly<MergePolicyOptions> = Object.freeze(
   floorBytes: 2 * 1024 * 1024,
   // Far below Lucene's 5 GB: a merge worker holds its sources' live entries in memory
   // (writeSegment takes an array) and the service runs in a ~500 MB budget.
-  maxMergedBytes: 128 * 1024 * 1024,
+  maxMergedBytes: 64 * 1024 * 1024,
   deletesPctAllowed: 25,
 });
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ProjectIndex } from './contract.js';
 import type { MergePolicyOptions } from './merge-policy.js';
-import { SegmentStore, type IndexLogger } from './store.js';
+import { SegmentStore, type IndexLogger, type SegmentStoreOptions } from './store.js';
 import type { PausePoint, TaskPool } from './tasks.js';
 
 export interface IndexRegistryOptions {
@@ -21,6 +21,8 @@ export interface IndexRegistryOptions {
   /** The project's default language (settings), read at every segment build. */
   defaultLanguage?: (siteId: string) => string;
   mergePolicy?: Partial<MergePolicyOptions>;
+  /** See {@link SegmentStoreOptions.maxBufferedDocs} (default 5 000). */
+  maxBufferedDocs?: number;
   /** Crash-test hook passed to every store. */
   pauseIn?: PausePoint;
 }
@@ -64,6 +66,7 @@ export class IndexRegistry {
         ...(o.log ? { log: o.log } : {}),
         defaultLanguage: () => o.defaultLanguage?.(siteId) ?? 'en',
         ...(o.mergePolicy ? { mergePolicy: o.mergePolicy } : {}),
+        ...(o.maxBufferedDocs ? { maxBufferedDocs: o.maxBufferedDocs } : {}),
         ...(o.pauseIn ? { pauseIn: o.pauseIn } : {}),
       });
       this.open.set(siteId, p);

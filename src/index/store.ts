@@ -63,7 +63,8 @@ export interface SegmentStoreOptions {
   mergePolicy?: Partial<MergePolicyOptions>;
   /**
    * Buffered (unpublished) URLs that trigger an early flush at half this size and make writers
-   * wait for the running flush at this size (default 10 000). Bounds memory during bulk imports.
+   * wait for the running flush at this size (default 5 000). Bounds memory during bulk imports:
+   * a build worker needs roughly 25 KB per document (measured with writeSegment).
    */
   maxBufferedDocs?: number;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
@@ -203,7 +204,7 @@ export class SegmentStore implements ProjectIndex {
     this.defaultLanguage = typeof lang === 'function' ? lang : () => lang;
     this.mergePolicy = opts.mergePolicy ?? {};
     this.pauseIn = opts.pauseIn;
-    this.maxBufferedDocs = opts.maxBufferedDocs ?? 10_000;
+    this.maxBufferedDocs = opts.maxBufferedDocs ?? 5_000;
   }
 
   /**
