@@ -45,6 +45,8 @@ export interface AppOptions {
 /** Per-request state every route can rely on. */
 export interface RequestState {
   reqId: string;
+  /** SITESIFT_MAX_BODY_BYTES, the default limit of the body readers. */
+  maxBodyBytes: number;
   log: Logger;
   siteId?: string;
 }
@@ -132,6 +134,7 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
   app.use(async (ctx, next) => {
     const reqId = randomUUID();
     ctx.state.reqId = reqId;
+    ctx.state.maxBodyBytes = services.config.maxBodyBytes;
     ctx.state.log = services.log.child({ reqId });
     ctx.set('X-Request-Id', reqId);
     await next();

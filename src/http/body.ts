@@ -11,7 +11,7 @@ import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 
 export interface ReadOptions {
-  /** Limit in bytes; default `services.config.maxBodyBytes` via {@link bodyLimit}, else 10 MiB. */
+  /** Limit in bytes; default the configured `SITESIFT_MAX_BODY_BYTES` (set per request by app.ts), else 10 MiB. */
   maxBytes?: number;
   /** Resolve `undefined` for an empty body instead of 400 `invalid_json`. */
   optional?: boolean;
@@ -33,8 +33,13 @@ function isJsonType(t: string): boolean {
   return t === 'application/json' || (t.startsWith('application/') && t.endsWith('+json'));
 }
 
+/** The limit for this request: explicit, else the configured one app.ts put in `ctx.state`. */
+function limitOf(ctx: Context, opts: ReadOptions): number {
+  return opts.maxBytes ?? (ctx.state as { maxBodyBytes?: number }).maxBodyBytes ?? DEFAULT_MAX;
+}
+
 /** Reads the raw body as a Buffer, enforcing the size limit. Reads at most once per request. */
-export async function readRaw(ctx: Context, maxBytes: number = DEFAULT_MAX): Promise<Buffer> {
+export async function readRaw(ctx: Context, maxBytes: number = limitOf(ctx, {})): Promise<Buffer> {
   const state = ctx.state as { rawBody?: Buffer };
   if (state.rawBody) return state.rawBody;
   const tooLarge = () =>
@@ -105,7 +110,7 @@ export async function readJson(ctx: Context, opts: ReadOptions = {}): Promise<un
   if (hasBody && type !== '' && !isJsonType(type)) {
     throw new AppError('unsupported_media_type', `Send the body as JSON with "Content-Type: application/json" (got "${type}").`);
   }
-  const raw = await readRaw(ctx, opts.maxBytes ?? DEFAULT_MAX);
+  const raw = await readRaw(ctx, limitOf(ctx, opts));
   const text = raw.toString('utf8').replace(/^\uFEFF/, '');
   if (text.trim() === '') {
     if (opts.optional) return undefined;
@@ -128,7 +133,7 @@ export async function readForm(ctx: Context, opts: ReadOptions = {}): Promise<Re
   if (type !== 'application/x-www-form-urlencoded') {
     throw new AppError('unsupported_media_type', 'Send the body as "application/x-www-form-urlencoded".');
   }
-  const raw = await readRaw(ctx, opts.maxBytes ?? DEFAULT_MAX);
+  const raw = await readRaw(ctx, limitOf(ctx, opts));
   return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
 }
 
@@ -141,7 +146,7 @@ export async function readJsonOrForm(ctx: Context, opts: ReadOptions = {}): Prom
   const type = mediaType(ctx);
   if (type === 'application/x-www-form-urlencoded') return readForm(ctx, opts);
   if (type === 'text/plain') {
-    const raw = await readRaw(ctx, opts.maxBytes ?? DEFAULT_MAX);
+    const raw = await readRaw(ctx, limitOf(ctx, opts));
     const text = raw.toString('utf8').trim();
     if (text === '') return {};
     try {

@@ -43,7 +43,7 @@ const s = await startTestServer({
           ctx.body = { q: requireParam(ctx, 'q') };
         });
         router.post('/test/json', async (ctx) => {
-          ctx.body = { got: await readJson(ctx, { maxBytes: services.config.maxBodyBytes }) };
+          ctx.body = { got: await readJson(ctx) };
         });
         router.post('/test/form', async (ctx) => {
           ctx.body = { got: await readForm(ctx) };
