@@ -104,6 +104,17 @@ export function newTaskId(): string {
 export class CrawlQueue {
   readonly db: Database.Database;
   private readonly clock: () => number;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  /** Prepared once per SQL text: preparing per call cost more than the queries themselves. */
+  private q(sql: string): Database.Statement {
+    let st = this.stmts.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.stmts.set(sql, st);
+    }
+    return st;
+  }
 
   constructor(file: string, clock: () => number) {
     mkdirSync(path.dirname(file), { recursive: true });
@@ -132,7 +143,8 @@ export class CrawlQueue {
         total INTEGER NOT NULL DEFAULT 0,
         truncated INTEGER NOT NULL DEFAULT 0
       );
-      CREATE INDEX IF NOT EXISTS tasks_ready ON tasks(state, next_at, n);
+      CREATE INDEX IF NOT EXISTS tasks_queue ON tasks(state, type, n);
+      CREATE INDEX IF NOT EXISTS tasks_wake ON tasks(state, next_at);
       CREATE INDEX IF NOT EXISTS tasks_run ON tasks(run_id, state);
       CREATE INDEX IF NOT EXISTS tasks_url ON tasks(url, state);
       -- URLs a site crawl has queued or reached (normalised and canonical forms).
@@ -143,7 +155,7 @@ export class CrawlQueue {
       CREATE TABLE IF NOT EXISTS sitemap_urls (url TEXT PRIMARY KEY, lastmod TEXT, import_id TEXT NOT NULL) WITHOUT ROWID;
     `);
     // A task that was running when the process died runs again.
-    this.db.prepare(`UPDATE tasks SET state='queued' WHERE state='running'`).run();
+    this.q(`UPDATE tasks SET state='queued' WHERE state='running'`).run();
   }
 
   /** Adds a task; returns it. */
@@ -160,45 +172,53 @@ export class CrawlQueue {
   }
 
   get(id: string): CrawlTask | null {
-    const r = this.db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id) as Row | undefined;
+    const r = this.q(`SELECT * FROM tasks WHERE id = ?`).get(id) as Row | undefined;
     return r ? toTask(r) : null;
   }
 
   /** A queued task of `type` for `url`, if any (URL pushes reuse it instead of queueing twice). */
   queuedFor(url: string, type: TaskType): CrawlTask | null {
-    const r = this.db.prepare(`SELECT * FROM tasks WHERE url = ? AND type = ? AND state = 'queued' ORDER BY n LIMIT 1`).get(url, type) as Row | undefined;
+    const r = this.q(`SELECT * FROM tasks WHERE url = ? AND type = ? AND state = 'queued' ORDER BY n LIMIT 1`).get(url, type) as Row | undefined;
     return r ? toTask(r) : null;
   }
 
-  /** Queued page-level tasks ready at `now`, oldest first (URL pushes before crawl pages). */
+  /**
+   * Queued page-level tasks ready at `now`, oldest first: URL pushes and appends before pages of
+   * crawl/sitemap runs (a push should not wait behind a 10,000-page crawl). Run tasks are never
+   * `queued`. Both scans walk the (state, type, n) index, so the cost is the limit, not the queue.
+   */
   ready(now: number, limit: number): CrawlTask[] {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM tasks WHERE state = 'queued' AND type IN ('url','append','page') AND next_at <= ?
-         ORDER BY CASE WHEN type = 'page' THEN 1 ELSE 0 END, n LIMIT ?`,
-      )
-      .all(now, limit) as Row[];
-    return rows.map(toTask);
+    const pushes = this.q(`SELECT * FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND type IN ('url','append') AND next_at <= ? ORDER BY n LIMIT ?`).all(now, limit) as Row[];
+    const pages =
+      pushes.length < limit
+        ? (this.q(`SELECT * FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND type = 'page' AND next_at <= ? ORDER BY n LIMIT ?`).all(now, limit - pushes.length) as Row[])
+        : [];
+    return [...pushes, ...pages].map(toTask);
+  }
+
+  /** Whether any task of this queue is running. */
+  anyRunning(): boolean {
+    return this.q(`SELECT 1 FROM tasks WHERE state = 'running' AND type IN ('url','append','page') LIMIT 1`).get() !== undefined;
   }
 
   /** Earliest `next_at` among queued page tasks in the future, or null. */
   nextWakeAt(now: number): number | null {
-    const r = this.db.prepare(`SELECT MIN(next_at) AS t FROM tasks WHERE state = 'queued' AND type IN ('url','append','page') AND next_at > ?`).get(now) as { t: number | null };
+    const r = this.q(`SELECT MIN(next_at) AS t FROM tasks WHERE state = 'queued' AND next_at > ?`).get(now) as { t: number | null };
     return r.t;
   }
 
   setRunning(id: string): void {
-    this.db.prepare(`UPDATE tasks SET state = 'running', attempts = attempts + 1 WHERE id = ?`).run(id);
+    this.q(`UPDATE tasks SET state = 'running', attempts = attempts + 1 WHERE id = ?`).run(id);
   }
 
   /** Puts a task back for a later attempt. */
   retryAt(id: string, at: number, message: string): void {
-    this.db.prepare(`UPDATE tasks SET state = 'queued', next_at = ?, message = ? WHERE id = ?`).run(at, message, id);
+    this.q(`UPDATE tasks SET state = 'queued', next_at = ?, message = ? WHERE id = ?`).run(at, message, id);
   }
 
   /** Puts a task back without counting the attempt (politeness said "not now"). */
   requeue(id: string, at: number): void {
-    this.db.prepare(`UPDATE tasks SET state = 'queued', next_at = ?, attempts = MAX(0, attempts - 1) WHERE id = ?`).run(at, id);
+    this.q(`UPDATE tasks SET state = 'queued', next_at = ?, attempts = MAX(0, attempts - 1) WHERE id = ?`).run(at, id);
   }
 
   finish(id: string, state: 'done' | 'failed', indexStatus: number | null, message: string | null): void {
@@ -216,62 +236,62 @@ export class CrawlQueue {
 
   /** Page tasks of a run that are not finished yet. */
   openInRun(runId: string): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS c FROM tasks WHERE run_id = ? AND state IN ('queued','running')`).get(runId) as { c: number }).c;
+    return (this.q(`SELECT COUNT(*) AS c FROM tasks WHERE run_id = ? AND state IN ('queued','running')`).get(runId) as { c: number }).c;
   }
 
   /** Runs (crawl/sitemap) that are still running. */
   activeRuns(): CrawlTask[] {
-    return (this.db.prepare(`SELECT * FROM tasks WHERE type IN ('crawl','sitemap') AND state IN ('queued','running')`).all() as Row[]).map(toTask);
+    return (this.q(`SELECT * FROM tasks WHERE type IN ('crawl','sitemap') AND state IN ('queued','running')`).all() as Row[]).map(toTask);
   }
 
   /** Marks `url` seen by run `runId`; false when it already was. */
   markSeen(runId: string, url: string): boolean {
-    return this.db.prepare(`INSERT OR IGNORE INTO seen (run_id, url) VALUES (?, ?)`).run(runId, url).changes === 1;
+    return this.q(`INSERT OR IGNORE INTO seen (run_id, url) VALUES (?, ?)`).run(runId, url).changes === 1;
   }
 
   isSeen(runId: string, url: string): boolean {
-    return this.db.prepare(`SELECT 1 FROM seen WHERE run_id = ? AND url = ?`).get(runId, url) !== undefined;
+    return this.q(`SELECT 1 FROM seen WHERE run_id = ? AND url = ?`).get(runId, url) !== undefined;
   }
 
   /** Counts a page task against the run's maxPages; false (and marks truncation) when full. */
   takeRunSlot(runId: string, maxPages: number): boolean {
-    const r = this.db.prepare(`UPDATE tasks SET total = total + 1 WHERE id = ? AND total < ?`).run(runId, maxPages);
+    const r = this.q(`UPDATE tasks SET total = total + 1 WHERE id = ? AND total < ?`).run(runId, maxPages);
     if (r.changes === 0) {
-      this.db.prepare(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
+      this.q(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
       return false;
     }
     return true;
   }
 
   clearSeen(runId: string): void {
-    this.db.prepare(`DELETE FROM seen WHERE run_id = ?`).run(runId);
+    this.q(`DELETE FROM seen WHERE run_id = ?`).run(runId);
   }
 
   /** Records the crawler's latest write of `url`. */
   record(url: string, origin: TaskOrigin, runId: string | null): void {
-    this.db.prepare(`INSERT INTO ledger (url, origin, run_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET origin = excluded.origin, run_id = excluded.run_id`).run(url, origin, runId);
+    this.q(`INSERT INTO ledger (url, origin, run_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET origin = excluded.origin, run_id = excluded.run_id`).run(url, origin, runId);
   }
 
   forget(urls: string[]): void {
-    const del = this.db.prepare(`DELETE FROM ledger WHERE url = ?`);
+    const del = this.q(`DELETE FROM ledger WHERE url = ?`);
     this.db.transaction(() => urls.forEach((u) => del.run(u)))();
   }
 
   /** Ledger rows written by site crawls. */
   crawledUrls(): Array<{ url: string; runId: string | null }> {
-    return (this.db.prepare(`SELECT url, run_id AS runId FROM ledger WHERE origin = 'crawl'`).all() as Array<{ url: string; runId: string | null }>);
+    return (this.q(`SELECT url, run_id AS runId FROM ledger WHERE origin = 'crawl'`).all() as Array<{ url: string; runId: string | null }>);
   }
 
   /** Queued or running page tasks (indexStatus `pending`). */
   pending(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS c FROM tasks WHERE state IN ('queued','running') AND type IN ('url','append','page')`).get() as { c: number }).c;
+    return (this.q(`SELECT COUNT(*) AS c FROM tasks WHERE state IN ('queued','running') AND type IN ('url','append','page')`).get() as { c: number }).c;
   }
 
   /** Cancels queued page tasks whose URL matches; returns their ids. */
   cancelQueued(predicate: (url: string) => boolean, message: string): string[] {
-    const rows = this.db.prepare(`SELECT id, url FROM tasks WHERE state = 'queued' AND type IN ('url','append','page')`).all() as Array<{ id: string; url: string }>;
+    const rows = this.q(`SELECT id, url FROM tasks WHERE state = 'queued' AND type IN ('url','append','page')`).all() as Array<{ id: string; url: string }>;
     const hit = rows.filter((r) => r.url && predicate(r.url)).map((r) => r.id);
-    const upd = this.db.prepare(`UPDATE tasks SET state = 'failed', message = ?, finished_at = ? WHERE id = ?`);
+    const upd = this.q(`UPDATE tasks SET state = 'failed', message = ?, finished_at = ? WHERE id = ?`);
     const now = this.clock();
     this.db.transaction(() => hit.forEach((id) => upd.run(message, now, id)))();
     return hit;
@@ -279,26 +299,26 @@ export class CrawlQueue {
 
   /** Running page tasks whose URL matches (the service drops their results). */
   runningMatching(predicate: (url: string) => boolean): string[] {
-    const rows = this.db.prepare(`SELECT id, url FROM tasks WHERE state = 'running' AND type IN ('url','append','page')`).all() as Array<{ id: string; url: string }>;
+    const rows = this.q(`SELECT id, url FROM tasks WHERE state = 'running' AND type IN ('url','append','page')`).all() as Array<{ id: string; url: string }>;
     return rows.filter((r) => r.url && predicate(r.url)).map((r) => r.id);
   }
 
   sitemapLastmods(): Map<string, string | null> {
-    const rows = this.db.prepare(`SELECT url, lastmod FROM sitemap_urls`).all() as Array<{ url: string; lastmod: string | null }>;
+    const rows = this.q(`SELECT url, lastmod FROM sitemap_urls`).all() as Array<{ url: string; lastmod: string | null }>;
     return new Map(rows.map((r) => [r.url, r.lastmod]));
   }
 
   /** Stores this import's URLs; returns the URLs of earlier imports that are gone now. */
   saveSitemapUrls(importId: string, entries: Array<{ url: string; lastmod: string | null }>, prune = true): string[] {
-    const up = this.db.prepare(
+    const up = this.q(
       `INSERT INTO sitemap_urls (url, lastmod, import_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET lastmod = excluded.lastmod, import_id = excluded.import_id`,
     );
     return this.db.transaction(() => {
       for (const e of entries) up.run(e.url, e.lastmod, importId);
       // A partial read (errors) must not make every unread URL look removed.
       if (!prune) return [];
-      const gone = (this.db.prepare(`SELECT url FROM sitemap_urls WHERE import_id <> ?`).all(importId) as Array<{ url: string }>).map((r) => r.url);
-      this.db.prepare(`DELETE FROM sitemap_urls WHERE import_id <> ?`).run(importId);
+      const gone = (this.q(`SELECT url FROM sitemap_urls WHERE import_id <> ?`).all(importId) as Array<{ url: string }>).map((r) => r.url);
+      this.q(`DELETE FROM sitemap_urls WHERE import_id <> ?`).run(importId);
       return gone;
     })();
   }

@@ -477,7 +477,8 @@ export class CrawlService {
         continue;
       }
       const s = settings.crawler;
-      const ready = site.queue.ready(now, 200);
+      // Look ahead past tasks whose host is busy, but not through the whole queue.
+      const ready = site.queue.ready(now, (max - this.inflight.size) * 4 + 16);
       for (const task of ready) {
         if (this.inflight.size >= max) break;
         if (this.inflight.has(task.id)) continue;
@@ -531,7 +532,7 @@ export class CrawlService {
     const keep: typeof this.idleWaiters = [];
     for (const w of this.idleWaiters) {
       const busy = [...this.sites.entries()].some(
-        ([id, site]) => (w.siteId === null || w.siteId === id) && (site.queue.ready(now, 1).length > 0 || site.queue.runningMatching(() => true).length > 0),
+        ([id, site]) => (w.siteId === null || w.siteId === id) && (site.queue.ready(now, 1).length > 0 || site.queue.anyRunning()),
       );
       if (busy && !this.stopped && this.started) keep.push(w);
       else w.resolve();

@@ -356,11 +356,16 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
     }
   }
   region ??= $('body');
-  for (const sel of exclude) {
-    try {
-      region.find(sel).remove();
-    } catch {
-      // Invalid exclude selectors are ignored.
+  // One traversal for all excludes; one per selector only if a user selector is invalid.
+  try {
+    region.find(exclude.join(', ')).remove();
+  } catch {
+    for (const sel of exclude) {
+      try {
+        region.find(sel).remove();
+      } catch {
+        // Invalid exclude selectors are ignored.
+      }
     }
   }
   const content = blockText(region.toArray());

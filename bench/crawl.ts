@@ -1,0 +1,260 @@
+/**
+ * Crawl benchmark (`make bench-crawl`). A report, not a test: prints a table a person can read
+ * and one JSON line a script can compare; exits 0 whatever the numbers (non-zero only when the
+ * harness itself fails).
+ *
+ * 1. Unpacks ../shared/corpus/postgresql-15/site.tar.gz and serves it from a static server on
+ *    127.0.0.1 (in this process).
+ * 2. `wget --mirror` of the site from index.html: the ceiling (pages/s of a plain mirror).
+ * 3. sitesift (server child process, SITESIFT_CRAWLER_ALLOW_PRIVATE=true, politeness delays
+ *    off) crawls the site from index.html through `POST /sites/crawl`; timed until the crawl
+ *    task is done and nothing is pending (every page searchable). Peak RSS of the server.
+ *    Broken links are listed with their status.
+ * 4. A sitemap of the same site (lastmod = file mtime) is imported twice: the second import
+ *    must queue nothing.
+ * 5. The known-item queries (queries.jsonl) run against the crawled project and against a
+ *    project filled from docs.jsonl.gz through pagesJson; MRR@10, S@1, S@10, zero-result rate.
+ *
+ * Environment: BENCH_WORKERS (server pool threads, default 2), BENCH_SERVER (tsx, default, or dist).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { knownItemScores, loadPgDocs, loadPgQueries, SHARED, type KnownItem } from './lib/corpus.js';
+import { call, createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
+
+const GOAL_RATIO = 0.3;
+const WORKERS = process.env.BENCH_WORKERS ?? '2';
+const fmt = (x: number, d = 3) => x.toFixed(d);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface StaticSite {
+  url: string;
+  hits: number;
+  close(): Promise<void>;
+}
+
+function serveStatic(root: string, extra: Map<string, () => string>): Promise<StaticSite> {
+  const site = { hits: 0 } as StaticSite;
+  const server = http.createServer((req, res) => {
+    site.hits++;
+    const p = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const gen = extra.get(p);
+    if (gen) {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      return res.end(gen());
+    }
+    const file = path.join(root, p.endsWith('/') ? p + 'index.html' : p);
+    if (!file.startsWith(root)) {
+      res.writeHead(400);
+      return res.end();
+    }
+    try {
+      const body = readFileSync(file);
+      const type = file.endsWith('.html') ? 'text/html; charset=utf-8' : file.endsWith('.css') ? 'text/css' : file.endsWith('.svg') ? 'image/svg+xml' : 'application/octet-stream';
+      res.writeHead(200, { 'content-type': type, 'content-length': body.length });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<h1>404 Not Found</h1>');
+    }
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      site.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      site.close = () => new Promise((r) => server.close(() => r()));
+      resolve(site);
+    }),
+  );
+}
+
+async function waitTask(server: BenchServer, site: string, taskId: string): Promise<any> {
+  for (;;) {
+    const r = await call(server, 'GET', `/tasks/${taskId}?site=${site}`);
+    if (r.status !== 200) throw new Error(`GET /tasks: ${r.status} ${JSON.stringify(r.json)}`);
+    if (r.json.state === 'done' || r.json.state === 'failed') return r.json;
+    await sleep(100);
+  }
+}
+
+async function waitPending0(server: BenchServer, site: string): Promise<any> {
+  for (;;) {
+    const r = await call(server, 'GET', `/sites/indexStatus?site=${site}`);
+    if (r.json.pending === 0) return r.json;
+    await sleep(50);
+  }
+}
+
+async function search(server: BenchServer, site: string, query: string): Promise<{ urls: string[]; total: number }> {
+  const qs = new URLSearchParams({ site, query, limit: '10', log: 'false', groupResults: 'false' });
+  const res = await fetch(`${server.url}/sites?${qs}`);
+  const body = (await res.json()) as any;
+  if (res.status !== 200) throw new Error(`GET /sites ${query}: ${res.status}`);
+  const list: Array<{ link: string; type: string }> = Object.values(body.suggests as Record<string, any[]>).flat();
+  return { urls: list.filter((r) => r.type !== 'custom').map((r) => r.link), total: Number(body.totalResults) };
+}
+
+async function scoreQueries(server: BenchServer, site: string, base: string, queries: KnownItem[]) {
+  const by = new Map<string, { n: number; rr: number; s1: number; s10: number; zero: number }>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < queries.length) {
+        const q = queries[next++]!;
+        const r = await search(server, site, q.q);
+        const s = knownItemScores(r.urls, base + q.url);
+        for (const k of [q.kind, 'all']) {
+          const a = by.get(k) ?? { n: 0, rr: 0, s1: 0, s10: 0, zero: 0 };
+          a.n++;
+          a.rr += s.rr;
+          a.s1 += s.s1;
+          a.s10 += s.s10;
+          a.zero += r.total === 0 ? 1 : 0;
+          by.set(k, a);
+        }
+      }
+    }),
+  );
+  return by;
+}
+
+async function main(): Promise<void> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-crawl-'));
+  const results: Record<string, unknown> = {};
+  let server: BenchServer | null = null;
+  let site: StaticSite | null = null;
+  try {
+    execFileSync('tar', ['-xzf', path.join(SHARED, 'corpus/postgresql-15/site.tar.gz'), '-C', tmp]);
+    const root = path.join(tmp, 'html') + path.sep;
+    const htmlFiles = readdirSync(root).filter((f) => f.endsWith('.html'));
+    const extra = new Map<string, () => string>();
+    site = await serveStatic(root, extra);
+    const base = `${site.url}/`;
+    extra.set(
+      '/sitemap.xml',
+      () =>
+        `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n` +
+        htmlFiles.map((f) => `<url><loc>${base}${f}</loc><lastmod>${statSync(path.join(root, f)).mtime.toISOString()}</lastmod></url>`).join('\n') +
+        '\n</urlset>\n',
+    );
+    console.log(`site: ${htmlFiles.length} HTML files served at ${base}`);
+
+    // ---- wget --mirror: the ceiling
+    const mirrorDir = path.join(tmp, 'mirror');
+    const w0 = performance.now();
+    // Asynchronous: the static server answering wget lives in this process.
+    const wget = await new Promise<{ status: number | null }>((resolve) => {
+      const child = spawn('wget', ['--mirror', '--no-parent', '--no-verbose', '--reject', 'css,svg,png', '-e', 'robots=off', '-P', mirrorDir, `${base}index.html`], { stdio: 'ignore' });
+      child.on('exit', (status) => resolve({ status }));
+      child.on('error', () => resolve({ status: -1 }));
+    });
+    const wgetSeconds = (performance.now() - w0) / 1000;
+    let wgetPages = 0;
+    try {
+      wgetPages = readdirSync(path.join(mirrorDir, new URL(base).host)).filter((f) => f.endsWith('.html')).length;
+    } catch {
+      wgetPages = 0;
+    }
+    const wgetRate = wgetPages / wgetSeconds;
+    console.log(`wget --mirror: ${wgetPages} pages in ${fmt(wgetSeconds, 2)} s = ${fmt(wgetRate, 1)} pages/s (exit ${wget.status})`);
+
+    // ---- sitesift crawl
+    server = await startBenchServer({
+      // tsx by default so the current source is measured (a dist/ build may be stale).
+      mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx',
+      env: { SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true', SITESIFT_WORKERS: WORKERS },
+    });
+    await createProject(server, 'crawled');
+    const patch = await call(
+      server,
+      'PATCH',
+      '/admin/projects/crawled/settings',
+      JSON.stringify({ crawler: { rootUrls: [`${base}index.html`], requestDelayMs: 0, concurrencyPerHost: 16, maxPages: 100000, maxDepth: 1000 } }),
+    );
+    if (patch.status !== 200) throw new Error(`settings: ${patch.status} ${JSON.stringify(patch.json)}`);
+    const hitsBefore = site.hits;
+    const c0 = performance.now();
+    const started = await call(server, 'POST', '/sites/crawl?site=crawled');
+    if (started.status !== 202) throw new Error(`POST /sites/crawl: ${started.status} ${JSON.stringify(started.json)}`);
+    const task = await waitTask(server, 'crawled', started.json.taskId);
+    const status = await waitPending0(server, 'crawled');
+    const crawlSeconds = (performance.now() - c0) / 1000;
+    const crawlRate = status.pages / crawlSeconds;
+    const broken = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=4XX&limit=1000');
+    const skipped = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=8XX&limit=1000');
+    const redirects = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=3XX&limit=1000');
+    const peakRss = server.peakRssMb();
+    console.log(
+      `sitesift crawl: ${status.pages} pages indexed in ${fmt(crawlSeconds, 2)} s = ${fmt(crawlRate, 1)} pages/s ` +
+        `(${site.hits - hitsBefore} requests; task ${task.state}: ${task.message}); peak RSS ${peakRss} MB`,
+    );
+    console.log(`  4XX ${status['4XX']}, 5XX ${status['5XX']}, 8XX ${status['8XX']}, 3XX ${redirects.json.total ?? 0}`);
+    for (const p of broken.json.pages ?? []) console.log(`  broken link: ${p.url} → ${p.status}`);
+    for (const p of (skipped.json.pages ?? []).slice(0, 10)) console.log(`  skipped: ${p.url} → ${p.status} ${p.message ?? ''}`);
+    const ratio = crawlRate / wgetRate;
+    console.log(`  ratio to wget: ${fmt(ratio, 2)}× (goal ≥ ${GOAL_RATIO}×) ${ratio >= GOAL_RATIO ? 'MET' : 'NOT MET'}`);
+
+    // ---- sitemap import twice
+    await call(server, 'PATCH', '/admin/projects/crawled/settings', JSON.stringify({ crawler: { rootUrls: [`${base}index.html`], sitemapUrls: [`${base}sitemap.xml`], requestDelayMs: 0, concurrencyPerHost: 16, maxPages: 100000, maxDepth: 1000 } }));
+    const s0 = performance.now();
+    const first = await call(server, 'POST', '/sites/sitemap?site=crawled');
+    await waitTask(server, 'crawled', first.json.taskId);
+    await waitPending0(server, 'crawled');
+    const firstSeconds = (performance.now() - s0) / 1000;
+    const second = await call(server, 'POST', '/sites/sitemap?site=crawled');
+    await waitTask(server, 'crawled', second.json.taskId);
+    console.log(`sitemap import 1: ${first.json.urls} URLs read, ${first.json.queued} queued, done in ${fmt(firstSeconds, 2)} s`);
+    console.log(`sitemap import 2: ${second.json.urls} URLs read, ${second.json.queued} queued (goal 0) ${second.json.queued === 0 ? 'MET' : 'NOT MET'}`);
+
+    // ---- relevance: crawled vs JSON-indexed
+    await createProject(server, 'json');
+    const docs = loadPgDocs();
+    await indexDocs(server, 'json', toPageDocs(docs, base));
+    const queries = loadPgQueries();
+    const crawledScores = await scoreQueries(server, 'crawled', base, queries);
+    const jsonScores = await scoreQueries(server, 'json', base, queries);
+    console.log('\nknown-item queries (MRR@10 / S@1 / S@10 / zero):');
+    console.log('kind      crawled                        json');
+    const kinds = ['title', 'typo', 'prefix', 'heading', 'content', 'all'];
+    const row = (a?: { n: number; rr: number; s1: number; s10: number; zero: number }) =>
+      a ? `${fmt(a.rr / a.n)} / ${fmt(a.s1 / a.n)} / ${fmt(a.s10 / a.n)} / ${fmt(a.zero / a.n)}` : '-';
+    for (const k of kinds) console.log(`${k.padEnd(9)} ${row(crawledScores.get(k)).padEnd(30)} ${row(jsonScores.get(k))}`);
+    const mrr = (m: typeof crawledScores, k: string) => (m.get(k)!.rr / m.get(k)!.n);
+    const relevanceOk = mrr(crawledScores, 'all') >= mrr(jsonScores, 'all') - 1e-9;
+    console.log(`crawled MRR@10 ${fmt(mrr(crawledScores, 'all'))} vs JSON ${fmt(mrr(jsonScores, 'all'))}: ${relevanceOk ? 'MET' : 'NOT MET'} (crawled ≥ JSON)`);
+
+    Object.assign(results, {
+      bench: 'crawl',
+      sitePages: htmlFiles.length,
+      wget: { pages: wgetPages, seconds: +fmt(wgetSeconds), pagesPerSec: +fmt(wgetRate, 1) },
+      crawl: {
+        pages: status.pages,
+        seconds: +fmt(crawlSeconds),
+        pagesPerSec: +fmt(crawlRate, 1),
+        peakRssMb: peakRss,
+        '4XX': status['4XX'],
+        '8XX': status['8XX'],
+        broken: (broken.json.pages ?? []).map((p: any) => [p.url.replace(base, ''), p.status]),
+        ratioToWget: +fmt(ratio, 2),
+      },
+      sitemap: { urls: first.json.urls, firstQueued: first.json.queued, secondQueued: second.json.queued },
+      relevance: Object.fromEntries(
+        kinds.map((k) => [k, { crawled: +fmt(mrr(crawledScores, k)), json: +fmt(mrr(jsonScores, k)) }]),
+      ),
+      workers: Number(WORKERS),
+    });
+    console.log('\n' + JSON.stringify(results));
+  } finally {
+    await server?.stop();
+    await site?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
