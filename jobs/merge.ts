@@ -32,9 +32,11 @@ export interface MergeJob {
 
 export function startMergeJob(deps: MergeJobDeps, opts: { schedule?: boolean; scheduler?: Scheduler } = {}): MergeJob {
   let running: Promise<string[]> | null = null;
+  let stopped = false;
   const pass = async (): Promise<string[]> => {
     const merged: string[] = [];
     for (const index of await deps.indexes.openProjects()) {
+      if (stopped) break;
       if (!index.mergeDue()) continue;
       try {
         await index.merge();
@@ -55,9 +57,11 @@ export function startMergeJob(deps: MergeJobDeps, opts: { schedule?: boolean; sc
   const handle = opts.schedule === false ? null : (opts.scheduler ?? cronScheduler)(MERGE_SCHEDULE, () => void runOnce());
   return {
     runOnce,
+    // Does not wait for a merge in flight: closing the stores abandons it (its temp file is
+    // removed at the next open), so shutdown stays fast.
     async stop() {
+      stopped = true;
       await handle?.stop();
-      await running?.catch(() => undefined);
     },
   };
 }

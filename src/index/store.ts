@@ -611,7 +611,8 @@ export class SegmentStore implements ProjectIndex {
       clearTimeout(this.refreshTimer);
       this.refreshTimer = null;
     }
-    if (this.buffer.size === 0) return;
+    // After close the write log alone keeps unflushed ops (replayed at the next open).
+    if (this.buffer.size === 0 || this.closed) return;
     const upTo = this.lastAckedSeq;
     const batch = this.buffer;
     this.buffer = new Map();
@@ -892,15 +893,25 @@ export class SegmentStore implements ProjectIndex {
    * Flushes what is buffered (so a restart needs no replay), then closes the write log and
    * every segment reader. A merge in flight is abandoned (its temp file is removed at the next
    * open). Pinned snapshots must not be used after close. `flush: false` skips the flush
-   * (the project is about to be deleted).
+   * (the project is about to be deleted); the flush is given at most `timeoutMs` (5000).
    */
-  async close(opts: { flush?: boolean } = {}): Promise<void> {
+  async close(opts: { flush?: boolean; timeoutMs?: number } = {}): Promise<void> {
     if (this.closed) return;
-    try {
-      if (opts.flush !== false) await this.flush();
-    } catch (err) {
-      this.log?.warn(`index ${this.siteId}: flush on close failed, the write log keeps the ops: ${(err as Error).message}`);
+    if (opts.flush !== false) {
+      // Bounded: shutdown must finish in seconds (SPEC §1); what is not flushed in time is
+      // still in the write log and replayed at the next open.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), opts.timeoutMs ?? 5000)));
+      try {
+        const outcome = await Promise.race([this.flush().then(() => 'flushed' as const), timeout]);
+        if (outcome === 'timeout') this.log?.warn(`index ${this.siteId}: flush on close timed out; the write log keeps the ops`);
+      } catch (err) {
+        this.log?.warn(`index ${this.siteId}: flush on close failed, the write log keeps the ops: ${(err as Error).message}`);
+      } finally {
+        clearTimeout(timer);
+      }
     }
+    if (this.closed) return;
     this.closed = true;
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.refreshTimer = null;

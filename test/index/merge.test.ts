@@ -6,8 +6,8 @@ import type { TaskPool } from '../../src/index/tasks.js';
 import type { WriteOp } from '../../src/index/contract.js';
 import type { SegmentStore } from '../../src/index/store.js';
 
-/** Wraps the real pool; `merge-segments` results are held until `release()` is called. */
-function gatedPool(inner: TaskPool) {
+/** Wraps the real pool; results of `taskName` tasks are held until `release()` is called. */
+function gatedPool(inner: TaskPool, taskName = 'merge-segments') {
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
   let started!: () => void;
@@ -15,7 +15,7 @@ function gatedPool(inner: TaskPool) {
   const pool: TaskPool = {
     async run(task) {
       const result = await inner.run(task);
-      if ((task as { task?: string }).task === 'merge-segments') {
+      if ((task as { task?: string }).task === taskName) {
         started();
         await gate;
       }
@@ -139,4 +139,24 @@ t.test('a pinned generation keeps its files until the last release', async (t) =
   t.equal(snap.totalDocs, 2);
   snap.release();
   await store.close();
+});
+
+t.test('close does not wait forever for a slow build; the write log keeps the ops', async (t) => {
+  const dir = tempDir(t);
+  const real = realPool(t);
+  const gated = gatedPool(real, 'build-segment');
+  const store = await openStore(dir, gated.pool);
+  await store.write([{ op: 'upsert', doc: doc('https://slow.test/1', 'slow') }]);
+  const flushing = store.flush();
+  await gated.mergeStarted; // the build finished in the worker; its result is held
+  await store.close({ timeoutMs: 20 });
+  gated.release();
+  await t.rejects(flushing, /closed/, 'the held build is abandoned, not published');
+  t.same(fs.readdirSync(path.join(dir, 'segments')), [], 'its temp file is removed');
+  const again = await openStore(dir, real);
+  t.ok(again.has('https://slow.test/1'), 'replayed from the write log');
+  const snap = again.acquire();
+  t.equal(snap.totalDocs, 1);
+  snap.release();
+  await again.close();
 });
