@@ -9,10 +9,13 @@
  *    2 days by hour (goal ≤ 20 ms each).
  * 3. Times `querySuggestions` for 1–6-character prefixes of real titles (goal: a small part of
  *    the route's p99 ≤ 5 ms budget) and the cost of `record` on the search path.
- * 4. If `SITESIFT_BENCH_URL` and `SITESIFT_BENCH_SITE` point at a running server whose project
- *    has the PostgreSQL corpus indexed (and this log copied in), drives `GET /sites/suggest`
- *    and `GET /sites` with 8 keep-alive connections for 10 s each and reports p50/p99 and
- *    throughput.
+ * 4. HTTP (unless BENCH_HTTP=0): the log above is generated straight into the project folder
+ *    of a server child (bench/lib/server.ts) that has the PostgreSQL manual indexed through
+ *    `pagesJson`; then 8 connections for BENCH_SECONDS (default 10) each on
+ *    `GET /sites/suggest` (1–6-character title prefixes, maxQuerySuggestions=3), `GET /sites`
+ *    with `log=false` and `GET /sites` with logging on (titles). Load comes from `wrk` when it
+ *    is installed, else from a keep-alive Node client in this process (noted in the output).
+ *    Goals: suggest p99 ≤ 5 ms and ≥ 1.5× search throughput; logging costs ≤ 10%.
  *
  * Prints a table and one JSON line (`BENCH_SUGGEST {...}`).
  */
@@ -22,10 +25,15 @@ import { join } from 'node:path';
 import http from 'node:http';
 import { QueryLogService } from '../src/analytics/service.js';
 import { loadPgDocs, loadPgQueries } from './lib/corpus.js';
+import { createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
+import { hasWrk, rotatingScript, runWrk } from './lib/wrk.js';
 
 const TOTAL = Number(process.env.SITESIFT_BENCH_QUERIES ?? 1_000_000);
 const DAY = 86_400_000;
-const NOW = Date.UTC(2026, 10, 20, 15, 17, 0);
+// Real time: the HTTP server's clock decides the 90-day window and the open hour.
+const NOW = Date.now();
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WITH_HTTP = process.env.BENCH_HTTP !== '0';
 
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -69,9 +77,21 @@ for (const q of loadPgQueries()) phrases.add(q.q.toLowerCase());
 const vocab = [...phrases];
 const contentWords = [...new Set(docs.slice(0, 400).flatMap((d) => d.content.toLowerCase().match(/[a-z_]{4,14}/g) ?? []))];
 
+// ---------------------------------------------------------------- server (optional)
+let server: BenchServer | null = null;
+const SITE = 'pg';
+if (WITH_HTTP) {
+  server = await startBenchServer();
+  await createProject(server, SITE);
+  const { indexed, seconds } = await indexDocs(server, SITE, toPageDocs(docs));
+  console.error(`bench-suggest: indexed ${indexed} pages in ${seconds.toFixed(1)} s (${server.mode})`);
+}
+
 // ---------------------------------------------------------------- generate + write
-const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-bench-suggest-'));
+// Into the server's project folder (it opens the query log lazily, after this process closed it).
+const dataDir = server ? join(server.dataDir, 'data') : mkdtempSync(join(tmpdir(), 'sitesift-bench-suggest-'));
 const svc = new QueryLogService({ dataDir, clock: () => NOW });
+const LOG_SITE = server ? SITE : 'bench';
 const r = rng(42);
 // Zipf(s≈1) over the vocabulary via inverse-power sampling.
 const zipf = () => Math.min(vocab.length - 1, Math.floor(Math.exp(r() * Math.log(vocab.length + 1)) - 1));
@@ -84,9 +104,10 @@ for (let i = 0; i < TOTAL; i++) {
     ? `${contentWords[Math.floor(r() * contentWords.length)]} ${contentWords[Math.floor(r() * contentWords.length)]}`
     : vocab[zipf()]!;
   const noResults = longTail ? r() < 0.25 : r() < 0.01;
-  const at = NOW - Math.floor(r() * 365 * DAY);
+  // Chronological, like a live log (the writer appends to its time index).
+  const at = NOW - 365 * DAY + Math.floor(((i + r()) * 365 * DAY) / TOTAL);
   const s = i % 100 === 0 ? process.hrtime.bigint() : 0n;
-  svc.record('bench', { query, results: noResults ? 0 : 1 + Math.floor(r() * 40), ip: `10.0.${i & 255}.${(i >> 8) & 255}`, userAgent: 'bench' });
+  svc.record(LOG_SITE, { query, results: noResults ? 0 : 1 + Math.floor(r() * 40), ip: `10.0.${i & 255}.${(i >> 8) & 255}`, userAgent: 'bench' });
   if (s) recordTimes.push(Number(process.hrtime.bigint() - s) / 1e6);
   // Same entry with its own time: the service takes `at` when given.
   (svc as unknown as { queue: Array<{ row: { at: number } }> }).queue.at(-1)!.row.at = at;
@@ -101,19 +122,19 @@ const writeSeconds = Number(process.hrtime.bigint() - wroteStart) / 1e9;
 recordTimes.sort((a, b) => a - b);
 
 const rollStart = process.hrtime.bigint();
-const roll = svc.rollup('bench', NOW);
+const roll = svc.rollup(LOG_SITE, NOW);
 const rollupMs = Number(process.hrtime.bigint() - rollStart) / 1e6;
 
 // ---------------------------------------------------------------- time chart
 const nowSec = Math.floor(NOW / 1000);
-svc.timechart('bench', nowSec - 365 * 86400, nowSec, 'day');
-const yearByDay = timeIt(300, () => svc.timechart('bench', nowSec - 365 * 86400, nowSec, 'day'));
-const twoDaysByHour = timeIt(300, () => svc.timechart('bench', nowSec - 2 * 86400, nowSec, 'hour'));
-const top30 = timeIt(5, () => svc.topQueries('bench', { start: nowSec - 30 * 86400, end: nowSec }, 10));
+svc.timechart(LOG_SITE, nowSec - 365 * 86400, nowSec, 'day');
+const yearByDay = timeIt(300, () => svc.timechart(LOG_SITE, nowSec - 365 * 86400, nowSec, 'day'));
+const twoDaysByHour = timeIt(300, () => svc.timechart(LOG_SITE, nowSec - 2 * 86400, nowSec, 'hour'));
+const top30 = timeIt(5, () => svc.topQueries(LOG_SITE, { start: nowSec - 30 * 86400, end: nowSec }, 10));
 
 // ---------------------------------------------------------------- query suggestions
 const loadStart = process.hrtime.bigint();
-svc.querySuggestions('bench', 'a', { max: 3, minSearches: 2 });
+svc.querySuggestions(LOG_SITE, 'a', { max: 3, minSearches: 2 });
 const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
 const prefixes: string[] = [];
 const pr = rng(7);
@@ -123,9 +144,9 @@ for (let i = 0; i < 20_000; i++) {
 }
 let hits = 0;
 const suggest = timeIt(prefixes.length, (i) => {
-  hits += svc.querySuggestions('bench', prefixes[i]!, { max: 10, minSearches: 2 }).length > 0 ? 1 : 0;
+  hits += svc.querySuggestions(LOG_SITE, prefixes[i]!, { max: 10, minSearches: 2 }).length > 0 ? 1 : 0;
 });
-const index = svc.site('bench').suggestionIndex(NOW);
+const index = svc.site(LOG_SITE).suggestionIndex(NOW);
 
 // ---------------------------------------------------------------- HTTP (optional)
 async function drive(url: string, paths: string[], seconds: number, connections: number) {
@@ -160,23 +181,44 @@ async function drive(url: string, paths: string[], seconds: number, connections:
   times.sort((a, b) => a - b);
   return { requests: times.length, rps: Math.round(times.length / seconds), p50: percentile(times, 50), p99: percentile(times, 99), errors };
 }
-let httpResults: Record<string, unknown> | null = null;
-const benchUrl = process.env.SITESIFT_BENCH_URL;
-const benchSite = process.env.SITESIFT_BENCH_SITE;
-if (benchUrl && benchSite) {
-  const enc = encodeURIComponent;
-  const suggestPaths = prefixes.slice(0, 5000).map((p) => `/sites/suggest?site=${enc(benchSite)}&query=${enc(p)}&maxQuerySuggestions=3`);
-  const searchPaths = titles.slice(0, 1000).map((t) => `/sites?site=${enc(benchSite)}&query=${enc(t)}&log=false`);
-  const searchLogged = titles.slice(0, 1000).map((t) => `/sites?site=${enc(benchSite)}&query=${enc(t)}`);
-  httpResults = {
-    suggest: await drive(benchUrl, suggestPaths, 10, 8),
-    searchNoLog: await drive(benchUrl, searchPaths, 10, 8),
-    searchLogged: await drive(benchUrl, searchLogged, 10, 8),
-  };
-}
-
 svc.close();
-rmSync(dataDir, { recursive: true, force: true });
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  driver: string;
+}
+async function load(paths: string[]): Promise<Load> {
+  if (hasWrk()) {
+    const script = rotatingScript(join(server!.dataDir, `paths-${Math.random().toString(36).slice(2)}.lua`), paths);
+    const r = await runWrk({ url: server!.url, connections: 8, seconds: SECONDS, script });
+    return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'wrk' };
+  }
+  const r = await drive(server!.url, paths, SECONDS, 8);
+  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'node' };
+}
+let httpResults: Record<string, Load> | null = null;
+if (server) {
+  try {
+    const enc = encodeURIComponent;
+    const suggestPaths = prefixes.slice(0, 5000).map((p) => `/sites/suggest?site=${SITE}&query=${enc(p)}&maxQuerySuggestions=3`);
+    const searchOff = titles.map((t) => `/sites?site=${SITE}&query=${enc(t)}&log=false`);
+    const searchOn = titles.map((t) => `/sites?site=${SITE}&query=${enc(t)}`);
+    // Warm-up: loads the suggestion index and the segments once.
+    for (const p of [...suggestPaths.slice(0, 200), ...searchOff.slice(0, 200)]) await fetch(server.url + p).then((r) => r.arrayBuffer());
+    httpResults = {
+      suggest: await load(suggestPaths),
+      searchLogOff: await load(searchOff),
+      searchLogOn: await load(searchOn),
+    };
+  } finally {
+    await server.stop();
+  }
+} else {
+  rmSync(dataDir, { recursive: true, force: true });
+}
 
 // ---------------------------------------------------------------- report
 const f = (n: number) => n.toFixed(3);
@@ -192,9 +234,12 @@ const rows: Array<[string, string, string]> = [
   ['querySuggestions 1–6 chars', `p50 ${f(suggest.p50)} ms`, `p99 ${f(suggest.p99)} ms, max ${f(suggest.max)} ms, ${Math.round((100 * hits) / prefixes.length)}% non-empty`],
 ];
 if (httpResults) {
-  for (const [name, v] of Object.entries(httpResults) as Array<[string, { rps: number; p50: number; p99: number; errors: number }]>) {
-    rows.push([`HTTP ${name} (8 conns)`, `${v.rps} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors`]);
+  for (const [name, v] of Object.entries(httpResults)) {
+    rows.push([`HTTP ${name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors`]);
   }
+  const { suggest: sg, searchLogOff: off, searchLogOn: on } = httpResults as Record<string, Load>;
+  rows.push(['suggest ÷ search throughput', `${(sg!.rps / off!.rps).toFixed(2)}×`, 'goal ≥ 1.5×']);
+  rows.push(['logging cost on search throughput', `${((100 * (off!.rps - on!.rps)) / off!.rps).toFixed(1)} %`, 'goal ≤ 10 %']);
 }
 rows.push(['machine load average (1 min)', os.loadavg()[0]!.toFixed(2), `${os.availableParallelism()} cores`]);
 const w0 = Math.max(...rows.map((x) => x[0].length));
