@@ -133,7 +133,7 @@ CREATE TABLE docs(
   id INTEGER PRIMARY KEY, url TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
   first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
   grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
-  data_points TEXT NOT NULL, body TEXT NOT NULL);
+  data_points TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, body TEXT NOT NULL);
 CREATE INDEX docs_url ON docs(url);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
@@ -160,7 +160,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
     const postings = new Map<string, number[]>();
     const english = new Set<string>();
     const insDoc = db.prepare(
-      'INSERT INTO docs(id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+      'INSERT INTO docs(id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,content,body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
     );
     const insFts = db.prepare('INSERT INTO fts(rowid,title,keywords,headings,url,content) VALUES (?,?,?,?,?,?)');
     const insDel = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
@@ -200,7 +200,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
           d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters),
-          JSON.stringify(d.dataPoints), JSON.stringify(d),
+          JSON.stringify(d.dataPoints), d.title, d.content, JSON.stringify({ ...d, content: undefined }),
         );
       });
       for (const del of deletes) {
@@ -283,6 +283,17 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
 }
 
+/** The fields a search result shows. */
+export interface ResultCard {
+  url: string;
+  title: string;
+  content: string;
+  documentType: string;
+  dataPoints: DataPoint[];
+  imageUrl: string | null;
+  description: string;
+}
+
 /** Decoded postings of one term in one segment (all rows, dead ones included). */
 export interface Postings {
   ids: Int32Array;
@@ -301,6 +312,7 @@ export class SegmentReader {
   private readonly stmtStem: Database.Statement;
   private readonly stmtPrefix: Database.Statement;
   private readonly stmtBody: Database.Statement;
+  private readonly stmtCard: Database.Statement;
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
   private readonly postingsCache = new Map<string, Postings | null>();
@@ -312,7 +324,8 @@ export class SegmentReader {
     this.stmtTerm = db.prepare('SELECT postings FROM terms WHERE term = ?').pluck();
     this.stmtStem = db.prepare('SELECT term FROM terms WHERE stem = ?').pluck();
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
-    this.stmtBody = db.prepare('SELECT body, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
+    this.stmtBody = db.prepare('SELECT body, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
+    this.stmtCard = db.prepare('SELECT url, title, content, doc_type AS documentType, data_points AS dataPoints, body FROM docs WHERE id = ?');
     this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
     this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
   }
@@ -343,9 +356,30 @@ export class SegmentReader {
 
   /** The stored entry of one row. */
   entry(id: number): SegmentEntry {
-    const r = this.stmtBody.get(id) as { body: string; firstAt: number; seq: number; at: number } | undefined;
+    const r = this.stmtBody.get(id) as { body: string; content: string; firstAt: number; seq: number; at: number } | undefined;
     if (!r) throw new Error(`no doc ${id} in ${this.path}`);
-    return { seq: r.seq, at: r.at, firstAt: r.firstAt, doc: JSON.parse(r.body) as PageDoc };
+    const doc = JSON.parse(r.body) as PageDoc;
+    doc.content = r.content;
+    return { seq: r.seq, at: r.at, firstAt: r.firstAt, doc };
+  }
+
+  /**
+   * What a search result shows of one row. Cheaper than {@link entry}: the page content is
+   * read only when `withContent` (snippets) and the stored JSON only for the small fields.
+   */
+  card(id: number, withContent: boolean): ResultCard {
+    const r = this.stmtCard.get(id) as { url: string; title: string; content: string; documentType: string; dataPoints: string; body: string } | undefined;
+    if (!r) throw new Error(`no doc ${id} in ${this.path}`);
+    const extra = JSON.parse(r.body) as { imageUrl?: string | null; description?: string };
+    return {
+      url: r.url,
+      title: r.title,
+      content: withContent ? r.content : '',
+      documentType: r.documentType,
+      dataPoints: JSON.parse(r.dataPoints) as DataPoint[],
+      imageUrl: extra.imageUrl ?? null,
+      description: extra.description ?? '',
+    };
   }
 
   /** In-memory per-document values, loaded on first use. */

@@ -154,7 +154,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   for (const g of Object.keys(perGroup)) if (perGroup[g]! <= 0) delete perGroup[g];
 
   const render = (h: Hit): SearchResult => {
-    const e = h.seg.reader.entry(h.id).doc;
+    const e = h.seg.reader.card(h.id, p.includeContent);
     const r: SearchResult = {
       name: p.highlightQueryTerms ? highlight(e.title, res.matched) : e.title,
       image: e.imageUrl ? e.imageUrl : null,
