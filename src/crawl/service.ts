@@ -394,12 +394,14 @@ export class CrawlService {
     const run = q.add({ type: 'sitemap', origin: 'sitemap', url: s.sitemapUrls[0], state: 'running' });
     const previous = q.sitemapLastmods();
     let queued = 0;
-    for (const e of read.entries) {
-      const before = previous.get(e.url);
-      const changed = e.lastmod === null || before === undefined || before !== e.lastmod;
-      if (!changed) continue;
-      if (this.enqueueRunPage(q, index, run, e.url, 0, 'sitemap', Number.MAX_SAFE_INTEGER)) queued++;
-    }
+    q.db.transaction(() => {
+      for (const e of read.entries) {
+        const before = previous.get(e.url);
+        const changed = e.lastmod === null || before === undefined || before !== e.lastmod;
+        if (!changed) continue;
+        if (this.enqueueRunPage(q, index, run, e.url, 0, 'sitemap', Number.MAX_SAFE_INTEGER)) queued++;
+      }
+    })();
     const gone = q.saveSitemapUrls(run.id, read.entries, read.errors.length === 0);
     let removed = 0;
     if (s.removeMissing && gone.length) {
@@ -651,9 +653,12 @@ export class CrawlService {
     // Links are followed from every fetched page, even noindex or non-canonical ones.
     if (run && run.type === 'crawl' && task.depth < s.maxDepth && !result.nofollow) {
       const allowed = allowedHostsOf(s);
-      for (const link of result.links) {
-        if (hostAllowed(link, allowed)) this.enqueueRunPage(q, index, run, link, task.depth + 1, 'crawl', s.maxPages);
-      }
+      // One transaction per page: a page has dozens of links, each a seen-set insert.
+      q.db.transaction(() => {
+        for (const link of result.links) {
+          if (hostAllowed(link, allowed)) this.enqueueRunPage(q, index, run, link, task.depth + 1, 'crawl', s.maxPages);
+        }
+      })();
     }
 
     if (result.status !== 200) return skip(result.status, result.message ?? `Status ${result.status}`, finalUrl, { documentType: result.documentType });

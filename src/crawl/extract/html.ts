@@ -247,41 +247,112 @@ function safeSelect($: cheerio.CheerioAPI, sel: string): cheerio.Cheerio<AnyNode
   }
 }
 
+/** What one pass over every element collects (each `$(selector)` would be a full traversal). */
+interface PageScan {
+  metas: Map<string, string>;
+  robots: string[];
+  baseHref?: string;
+  canonicalHref?: string;
+  imageSrcHref?: string;
+  title?: Element;
+  h1?: Element;
+  lang?: string;
+  anchors: Array<{ href: string; rel: string }>;
+  main?: Element;
+  article?: Element;
+  roleMain?: Element;
+  body?: Element;
+}
+
+function scanPage(root: AnyNode): PageScan {
+  const scan: PageScan = { metas: new Map(), robots: [], anchors: [] };
+  const stack: AnyNode[] = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'tag' || n.type === 'script' || n.type === 'style') {
+      const el = n as Element;
+      const a = el.attribs;
+      switch (el.name) {
+        case 'meta': {
+          const content = a.content;
+          if (content !== undefined) {
+            for (const key of [a.name, a.property, a.itemprop]) {
+              if (key && !scan.metas.has(key.toLowerCase())) scan.metas.set(key.toLowerCase(), content);
+            }
+            if (a.name && /^(robots|sitesift)$/i.test(a.name)) scan.robots.push(content);
+          }
+          break;
+        }
+        case 'link': {
+          const rel = (a.rel ?? '').toLowerCase().split(/\s+/);
+          if (rel.includes('canonical') && scan.canonicalHref === undefined) scan.canonicalHref = a.href;
+          if (rel.includes('image_src') && scan.imageSrcHref === undefined) scan.imageSrcHref = a.href;
+          break;
+        }
+        case 'a':
+        case 'area':
+          if (a.href !== undefined) scan.anchors.push({ href: a.href, rel: a.rel ?? '' });
+          break;
+        case 'base':
+          if (a.href !== undefined && scan.baseHref === undefined) scan.baseHref = a.href;
+          break;
+        case 'title':
+          scan.title ??= el;
+          break;
+        case 'h1':
+          scan.h1 ??= el;
+          break;
+        case 'html':
+          scan.lang ??= a.lang;
+          break;
+        case 'main':
+          scan.main ??= el;
+          break;
+        case 'article':
+          scan.article ??= el;
+          break;
+        case 'body':
+          scan.body ??= el;
+          break;
+      }
+      if (a.role === 'main') scan.roleMain ??= el;
+      // svg <title> and friends are not the page title; nothing below script/style is markup.
+      if (el.name === 'svg' || el.type !== 'tag') continue;
+    }
+    const children = (n as unknown as { children?: AnyNode[] }).children;
+    // Reverse push keeps document order for the "first" element of each kind.
+    if (children) for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+  }
+  return scan;
+}
+
 /**
  * Extracts one HTML page. `url` is the final URL (after redirects); `rules` are the project's
  * Control Panel rules, or null for a JSON page's appended content.
  */
 export function extractHtml(html: string, url: string, rules: PageRules | null, headers: Record<string, string> = {}): HtmlExtract {
   const $ = cheerio.load(html);
-  const baseHref = $('base[href]').first().attr('href');
-  const base = (baseHref && resolveLink(baseHref, url)) || url;
+  const scan = scanPage($.root()[0]!);
+  const base = (scan.baseHref && resolveLink(scan.baseHref, url)) || url;
 
-  const metaRobots = parseRobots(
-    $('meta[name]')
-      .filter((_i, el) => /^(robots|sitesift)$/i.test($(el).attr('name') ?? ''))
-      .map((_i, el) => $(el).attr('content') ?? '')
-      .get()
-      .join(','),
-  );
+  const metaRobots = parseRobots(scan.robots.join(','));
   const headerRobots = parseXRobotsTag(headers['x-robots-tag']);
   const noindex = metaRobots.noindex || headerRobots.noindex;
   const nofollow = metaRobots.nofollow || headerRobots.nofollow;
 
-  const canonicalHref = $('link[rel~="canonical"]').first().attr('href');
-  const canonical = (canonicalHref && resolveLink(canonicalHref, base)) || canonicalFromLinkHeader(headers['link'], url);
+  const canonical = (scan.canonicalHref && resolveLink(scan.canonicalHref, base)) || canonicalFromLinkHeader(headers['link'], url);
 
   const links: string[] = [];
   if (!nofollow) {
     const seen = new Set<string>();
-    $('a[href], area[href]').each((_i, el) => {
-      const rel = ($(el).attr('rel') ?? '').toLowerCase().split(/\s+/);
-      if (rel.includes('nofollow')) return;
-      const link = resolveLink($(el).attr('href') ?? '', base);
+    for (const a of scan.anchors) {
+      if (a.rel && a.rel.toLowerCase().split(/\s+/).includes('nofollow')) continue;
+      const link = resolveLink(a.href, base);
       if (link && !seen.has(link)) {
         seen.add(link);
         links.push(link);
       }
-    });
+    }
   }
 
   const contentGroup = rules ? resolveGroup($, url, rules.resultGroups) : '';
@@ -289,19 +360,18 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
   const rule = ruleList.find((r) => r.contentGroup && r.contentGroup === contentGroup) ?? ruleList.find((r) => !r.contentGroup);
 
   const meta = (key: string): string | undefined => {
-    const el = $(`meta[property="${key}"], meta[name="${key}"]`).first();
-    const v = el.attr('content');
+    const v = scan.metas.get(key);
     return v ? collapse(v) : undefined;
   };
 
   // Title: the rule's selector, else <title>, else the first h1.
   let title = '';
   if (rule?.title) title = collapse(safeSelect($, rule.title)?.first().text() ?? '');
-  if (!title) title = collapse($('head > title, title').first().text());
-  if (!title) title = collapse($('h1').first().text());
+  if (!title && scan.title) title = collapse($(scan.title).text());
+  if (!title && scan.h1) title = collapse($(scan.h1).text());
   if (!title) title = meta('og:title') ?? '';
 
-  const language = languageCode($('html').attr('lang') ?? meta('og:locale')?.replace('_', '-'));
+  const language = languageCode(scan.lang ?? meta('og:locale')?.replace('_', '-'));
   const description = meta('description') ?? meta('og:description');
 
   // Image: the rule's selector, else og:image, twitter:image, link rel=image_src.
@@ -310,7 +380,7 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
     const el = safeSelect($, rule.image)?.first();
     imageRaw = el?.attr('src') ?? el?.attr('content') ?? el?.attr('href');
   }
-  imageRaw ??= meta('og:image') ?? meta('og:image:url') ?? meta('twitter:image') ?? $('link[rel~="image_src"]').attr('href');
+  imageRaw ??= meta('og:image') ?? meta('og:image:url') ?? meta('twitter:image') ?? scan.imageSrcHref;
   const imageUrl = imageRaw ? resolveLink(imageRaw, base) : null;
 
   // Data points need the untouched DOM (they may live in header/footer), so read them before
@@ -344,18 +414,23 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
     }
   }
 
-  // Main content: the first include selector that matches, minus the excludes.
-  const include = rule?.contentInclude?.length ? rule.contentInclude : DEFAULT_CONTENT_INCLUDE;
-  const exclude = [...DEFAULT_CONTENT_EXCLUDE, ...(rule?.contentExclude ?? [])];
+  // Main content: the first include selector that matches (defaults found by the scan), minus
+  // the excludes.
   let region: cheerio.Cheerio<AnyNode> | null = null;
-  for (const sel of include) {
-    const r = safeSelect($, sel);
-    if (r && r.length) {
-      region = r;
-      break;
+  if (rule?.contentInclude?.length) {
+    for (const sel of rule.contentInclude) {
+      const r = safeSelect($, sel);
+      if (r && r.length) {
+        region = r;
+        break;
+      }
     }
   }
-  region ??= $('body');
+  if (!region) {
+    const el = scan.main ?? scan.article ?? scan.roleMain ?? scan.body;
+    region = el ? $(el) : $.root();
+  }
+  const exclude = [...DEFAULT_CONTENT_EXCLUDE, ...(rule?.contentExclude ?? [])];
   // One traversal for all excludes; one per selector only if a user selector is invalid.
   try {
     region.find(exclude.join(', ')).remove();
