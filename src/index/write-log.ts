@@ -106,6 +106,8 @@ export class WriteLog {
   private draining = false;
   private rotateRequested = false;
   private closed = false;
+  /** fdatasync calls so far (one per group-commit round; tests check the sharing). */
+  syncs = 0;
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -196,6 +198,7 @@ export class WriteLog {
         const cur = await this.fileForRound(round[0]!.lastSeq);
         await cur.handle.write(round.length === 1 ? round[0]!.line : Buffer.concat(round.map((a) => a.line)));
         await cur.handle.datasync();
+        this.syncs++;
         cur.file.maxSeq = round[round.length - 1]!.lastSeq;
       } catch (err) {
         // The file may now end in a partial line: never append to it again.

@@ -1,0 +1,49 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir, doc } from './helpers.js';
+import { WriteLog, decodeLogFile, encodeBatch } from '../../src/index/write-log.js';
+
+t.test('group commit: concurrent appends share fsyncs, apply in seq order', async (t) => {
+  const dir = path.join(tempDir(t), 'wal');
+  const { log, ops } = WriteLog.open(dir);
+  t.same(ops, []);
+  const applied: number[] = [];
+  const appends = Array.from({ length: 50 }, (_, i) =>
+    log.append({ seq: i + 1, at: 1, ops: [{ op: 'delete', url: `https://w.test/${i}` }] }, () => applied.push(i + 1)),
+  );
+  await Promise.all(appends);
+  t.same(applied, Array.from({ length: 50 }, (_, i) => i + 1), 'onDurable runs in append order');
+  t.ok(log.syncs < 50, `${log.syncs} fsyncs for 50 concurrent appends`);
+  log.rotate();
+  await log.append({ seq: 51, at: 2, ops: [{ op: 'upsert', doc: doc('https://w.test/x', 'x') }] }, () => undefined);
+  t.equal(log.fileNames().length, 2, 'rotation starts a new file');
+  t.equal(log.deleteCovered(50), 1, 'the file holding seqs 1..50 is covered by committedSeq 50');
+  t.equal(log.fileNames().length, 1);
+  await log.close();
+  const reopened = WriteLog.open(dir);
+  t.same(reopened.ops.map((o) => o.seq), [51]);
+  await reopened.log.append({ seq: 52, at: 3, ops: [{ op: 'delete', url: 'https://w.test/x' }] }, () => undefined);
+  t.equal(reopened.log.fileNames().length, 2, 'never appends to a file from before the restart');
+  await reopened.log.close();
+});
+
+t.test('decode: torn tail, zero padding and checksum mismatches are skipped', async (t) => {
+  const a = encodeBatch({ seq: 1, at: 1, ops: [{ op: 'delete', url: 'a' }] });
+  const b = encodeBatch({ seq: 2, at: 1, ops: [{ op: 'delete', url: 'b' }] });
+  const bad = Buffer.from(b);
+  bad[12] = bad[12]! ^ 4;
+  const decoded = decodeLogFile(Buffer.concat([a, bad, Buffer.alloc(10), Buffer.from('\n'), b, a.subarray(0, 5)]));
+  t.same(decoded.batches.map((x) => x.seq), [1, 2]);
+  t.equal(decoded.skipped, 3);
+});
+
+t.test('a batch is one line: a torn multi-op batch is dropped whole', async (t) => {
+  const dir = path.join(tempDir(t), 'wal');
+  fs.mkdirSync(dir);
+  const batch = encodeBatch({ seq: 1, at: 1, ops: [{ op: 'delete', url: 'a' }, { op: 'delete', url: 'b' }, { op: 'delete', url: 'c' }] });
+  fs.writeFileSync(path.join(dir, '1.log'), batch.subarray(0, batch.length - 2));
+  const { ops, skipped } = WriteLog.open(dir);
+  t.same(ops, []);
+  t.equal(skipped, 1);
+});
