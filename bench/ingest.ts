@@ -23,7 +23,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -190,6 +190,10 @@ function startServer(dataDir: string): Promise<Server> {
   });
   let out = '';
   let err = '';
+  // The server's log goes to a file next to the data dir: the first place to look after a failure.
+  const log = createWriteStream(path.join(path.dirname(dataDir), 'server.log'));
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
   child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
   return new Promise((resolve, reject) => {
     let found = false;
@@ -307,6 +311,15 @@ async function main(): Promise<void> {
   const keep = process.env.BENCH_KEEP === '1';
   let server: Server | undefined;
   try {
+    await run();
+  } catch (err) {
+    process.exitCode = 1;
+    throw err;
+  } finally {
+    await cleanup();
+  }
+
+  async function run(): Promise<void> {
     const corpus = loadCorpus();
     const copies = Math.ceil(TARGET_DOCS / corpus.length);
     const phases = [
@@ -367,10 +380,21 @@ async function main(): Promise<void> {
         phases: results.map((r) => ({ ...r, docsPerSecond: Math.round(r.docsPerSecond), rawFts5DocsPerSecond: Math.round(r.rawFts5DocsPerSecond), ratio: Number((r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(3)) })),
       })}\n`,
     );
-  } finally {
-    if (server) {
-      server.child.kill('SIGTERM');
-      await new Promise((r) => server!.child.once('exit', r));
+  }
+
+  async function cleanup(): Promise<void> {
+    const child = server?.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    // Keep the server log of a failed run; the data is large and goes.
+    const logFile = path.join(tmp, 'server.log');
+    if (process.exitCode === 1 && existsSync(logFile)) {
+      const kept = path.join(os.tmpdir(), `sitesift-bench-ingest-server-${Date.now()}.log`);
+      writeFileSync(kept, readFileSync(logFile));
+      process.stderr.write(`server log kept in ${kept}\n`);
     }
     if (!keep) rmSync(tmp, { recursive: true, force: true });
     else process.stderr.write(`kept ${tmp}\n`);

@@ -77,7 +77,13 @@ async function admit(index: ProjectIndex): Promise<void> {
     if (seq === undefined || seq === waitedFor) return;
     // Wait again only when other requests wrote meanwhile; writes are finite, so this ends.
     waitedFor = seq;
-    await index.waitSearchable(seq);
+    try {
+      await index.waitSearchable(seq);
+    } catch {
+      // A failed segment build keeps its ops buffered and is retried by the store; this write
+      // is still safe to accept (durability comes from the write log), so stop waiting.
+      return;
+    }
   }
 }
 

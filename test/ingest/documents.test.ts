@@ -15,7 +15,7 @@ class FakeIndex {
   pending = 0;
   live = new Set<string>();
   writes: WriteOp[][] = [];
-  waiters: Array<{ seq: number; resolve: () => void }> = [];
+  waiters: Array<{ seq: number; resolve: () => void; reject: (err: Error) => void }> = [];
   async write(ops: WriteOp[]): Promise<number> {
     this.writes.push(ops);
     for (const op of ops) {
@@ -28,7 +28,11 @@ class FakeIndex {
   }
   waitSearchable(seq: number): Promise<void> {
     if (seq <= this.committed) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+  /** Test control: a segment build failed; its waiters are rejected, nothing published. */
+  failBuild(): void {
+    for (const w of this.waiters.splice(0)) w.reject(new Error('build failed'));
   }
   /** Test control: publish everything written so far. */
   publish(): void {
@@ -87,6 +91,16 @@ t.test('a write waits while the unpublished backlog is at the bound, then procee
   f.publish();
   await p;
   t.equal(f.writes.length, 2);
+});
+
+t.test('a failed segment build does not fail a write held back by backpressure', async (t) => {
+  const f = new FakeIndex();
+  await indexPages(asIndex(f), [page('https://e.com/0')], { refresh: false });
+  f.pending = MAX_PENDING_DOCS;
+  const p = indexPages(asIndex(f), [page('https://e.com/1')], { refresh: false });
+  await tick();
+  f.failBuild();
+  t.same(await p, { indexed: 1, seq: 2 });
 });
 
 t.test('a backlog none of our writes belongs to does not block', async (t) => {
