@@ -69,3 +69,30 @@ t.test('entryOf, invalid ops, backpressure on a full buffer', async (t) => {
   t.same(store.entryOf('https://e.test/1'), { seq, source: 'crawler', status: 200, at: Date.UTC(2026, 0, 1) }, 'entryOf of a published row');
   await store.close();
 });
+
+t.test('a failed build publishes nothing, rejects its waiters, and the next flush retries', async (t) => {
+  const dir = tempDir(t);
+  const real = realPool(t);
+  let failNext = true;
+  const pool = {
+    run(task: Parameters<typeof real.run>[0]) {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error('worker crashed'));
+      }
+      return real.run(task);
+    },
+  };
+  const store = await openStore(dir, pool);
+  const seq = await store.write([{ op: 'upsert', doc: doc('https://f.test/1', 'one') }]);
+  await t.rejects(store.waitSearchable(seq), /worker crashed/);
+  t.equal(store.stats().pending, 1, 'the op is back in the buffer');
+  t.equal(store.segments().length, 0);
+  t.same(fs.readdirSync(path.join(dir, 'segments')), []);
+  await store.write([{ op: 'upsert', doc: doc('https://f.test/2', 'two') }]);
+  await store.flush();
+  const snap = store.acquire();
+  t.same([...liveRows(snap).keys()].sort(), ['https://f.test/1', 'https://f.test/2']);
+  snap.release();
+  await store.close();
+});
