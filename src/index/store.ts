@@ -710,7 +710,9 @@ export class SegmentStore implements ProjectIndex {
       const v = views.get(state);
       if (!v) return;
       if (!copied.has(state)) {
+        // Copy-on-write: generations still pinned keep seeing the old bitmap and sums.
         v.dead = v.dead.slice();
+        v.liveLengths = v.liveLengths.slice();
         copied.add(state);
       }
       if (v.dead[docId]) return;
@@ -718,7 +720,6 @@ export class SegmentStore implements ProjectIndex {
       v.liveRows--;
       if (state.statuses[docId] === 200) {
         v.liveCount--;
-        v.liveLengths = v.liveLengths.slice();
         for (let f = 0; f < F; f++) v.liveLengths[f]! -= state.lengths[docId * F + f]!;
       }
     };
