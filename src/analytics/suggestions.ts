@@ -181,20 +181,23 @@ export class SuggestionIndex {
     this.short.clear();
   }
 
-  /** Drops queries whose count is zero and rebuilds the key array (once a day, from the rollup job). */
+  /**
+   * Drops queries whose count fell to zero (once a day, after the window moved). The sorted
+   * key array is filtered in place of being rebuilt: O(keys), no re-sort.
+   */
   compact(): void {
     this.short.clear();
-    const live = [...this.stats.values()].filter((s) => s.count > 0);
-    this.stats.clear();
-    this.keys = [];
-    this.refs = [];
-    this.pendingKeys = [];
-    this.pendingRefs = [];
-    for (const s of live) {
-      this.stats.set(s.query, s);
-      this.pushKeys(s);
-    }
     this.mergePending();
+    for (const [query, stat] of this.stats) if (stat.count <= 0) this.stats.delete(query);
+    let k = 0;
+    for (let i = 0; i < this.keys.length; i++) {
+      if (this.refs[i]!.count > 0) {
+        this.keys[k] = this.keys[i]!;
+        this.refs[k++] = this.refs[i]!;
+      }
+    }
+    this.keys.length = k;
+    this.refs.length = k;
   }
 
   /** Current stat of a query (tests, reports). */
