@@ -146,7 +146,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
 
     const projects = ProjectRegistry.open(cfg.dataDir, { clock, log });
     cleanups.push(() => projects.close());
-    const firstProject = fresh && generatedKey ? projects.createProject('default', 'Default project') : null;
+    // A read-only search node gets its projects from the snapshot, so only a primary bootstraps one.
+    const firstProject = fresh && generatedKey && cfg.role === 'primary' ? projects.createProject('default', 'Default project') : null;
 
     const pool = createPool({ workers: cfg.workers });
     cleanups.push(() => pool.destroy());
