@@ -73,7 +73,11 @@ export interface QueryLogOptions {
   dataDir: string;
   /** Milliseconds since the epoch (injected; tests drive time). */
   clock: () => number;
-  /** The project's analytics settings (retention); defaults apply when absent. */
+  /**
+   * The project's analytics settings (retention); defaults apply when absent. When this option
+   * is given and answers `undefined`, the project is taken as deleted: the writer drops its
+   * entries instead of re-creating its folder (a search that was in flight during deletion).
+   */
   settingsOf?: (siteId: string) => AnalyticsSettings | undefined;
   /** Called with write/rollup failures (the queue never throws at callers). */
   onError?: (err: unknown, context: string) => void;
@@ -213,6 +217,7 @@ export class QueryLogService {
     }
     for (const [siteId, rows] of bySite) {
       try {
+        if (!this.sitesOpen.has(siteId) && this.opts.settingsOf && this.opts.settingsOf(siteId) === undefined) continue;
         this.site(siteId).write(rows);
       } catch (err) {
         this.opts.onError?.(err, `querylog.flush ${siteId}`);

@@ -208,11 +208,22 @@ t.test('reports: top queries with select rate, no-result queries', async (t) => 
 });
 
 t.test('dropSite forgets queued entries and closes the file', async (t) => {
-  const { svc } = setup(t);
+  const projects = new Set(['gone', 'kept']);
+  const { svc, dataDir } = setup(t, { settingsOf: (id) => (projects.has(id) ? { retentionDays: 365 } : undefined) });
   svc.record('gone', { query: 'x', results: 1 });
-  svc.dropSite('gone');
+  svc.record('kept', { query: 'x', results: 1 });
   svc.flush();
-  t.same(svc.sites(), [], 'no file recreated for a deleted project');
+  t.same(svc.sites(), ['gone', 'kept']);
+  svc.record('gone', { query: 'x', results: 1 });
+  projects.delete('gone');
+  svc.dropSite('gone');
+  rmSync(join(dataDir, 'projects', 'gone'), { recursive: true }); // what project deletion does next
+  svc.flush();
+  t.same(svc.sites(), ['kept'], 'queued entries dropped, file closed');
+  // A search that was in flight while the project was deleted records afterwards.
+  svc.record('gone', { query: 'late', results: 1 });
+  svc.flush();
+  t.same(svc.sites(), ['kept'], 'no folder re-created for a deleted project');
 });
 
 t.test('crash: a killed process keeps every flushed batch, and the aggregates stay consistent', async (t) => {
