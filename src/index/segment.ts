@@ -19,7 +19,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
-import { words, urlWords, stemEn } from '../search/analyze.js';
+import { words, urlWords, stemEn, compounds, urlCompounds } from '../search/analyze.js';
 
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
@@ -75,6 +75,17 @@ export function fieldWords(doc: PageDoc): string[][] {
     words(doc.headings.join(' \u2029 ')),
     urlWords(doc.url),
     words(doc.description ? doc.description + ' \u2029 ' + doc.content : doc.content),
+  ];
+}
+
+/** Compound words of each field (see `compounds`): counted in postings, not in lengths or FTS. */
+export function fieldCompounds(doc: PageDoc): string[][] {
+  return [
+    compounds(doc.title),
+    compounds(doc.keywords.join(' \u2029 ')),
+    compounds(doc.headings.join(' \u2029 ')),
+    urlCompounds(doc.url),
+    compounds(doc.content),
   ];
 }
 
@@ -179,8 +190,9 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
           const fw = fieldWords(d);
           lengths = fw.map((w) => w.length);
           const tfs = new Map<string, number[]>();
+          const fc = fieldCompounds(d);
           for (let f = 0; f < NFIELDS; f++) {
-            for (const w of fw[f]!) {
+            for (const w of fw[f]!.concat(fc[f]!)) {
               let t = tfs.get(w);
               if (!t) tfs.set(w, (t = [0, 0, 0, 0, 0]));
               t[f]!++;

@@ -95,6 +95,33 @@ export function isEnglishStopWord(word: string): boolean {
   return v;
 }
 
+const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
+
+/**
+ * Joined words of identifiers and hyphenated words (`pg_proc` → `pgproc`, `e-mail` → `email`),
+ * indexed in addition to their parts so that a query typed either way, or with a typo inside
+ * a short part, still finds them.
+ */
+export function compounds(text: string): string[] {
+  const out: string[] = [];
+  for (const m of fold(text).matchAll(COMPOUND_RE)) {
+    const parts = m[0].match(WORD_RE);
+    if (parts && parts.length > 1) out.push(parts.join(''));
+  }
+  return out;
+}
+
+/** Compounds of a URL's path segments, file extensions dropped (`sql-createview.html` → `sqlcreateview`). */
+export function urlCompounds(url: string): string[] {
+  let path = url;
+  try {
+    path = decodeURIComponent(new URL(url).pathname);
+  } catch {
+    // Not a URL: use as is.
+  }
+  return compounds(path.split('/').map((seg) => seg.replace(/\.[a-z0-9]{1,5}$/i, '')).join(' '));
+}
+
 const URL_NOISE = new Set(['http', 'https', 'www', 'html', 'htm', 'php', 'aspx', 'asp', 'jsp', 'index']);
 
 /** Searchable words of a URL: path and query words, without scheme, host and file extensions. */

@@ -103,6 +103,7 @@ function expand(
   const segs = snap.segments;
   for (const s of segs) if (s.reader.hasTerm(w)) { add(w, 'exact', 0); break; }
   if (q.exactOnly) return alts;
+  if (q.joinNext) for (const s of segs) if (s.reader.hasTerm(q.joinNext)) { add(q.joinNext, 'stem', 0, KIND_WEIGHT.stem); break; }
   const st = stemWord(w, settings.language);
   for (const s of segs) for (const t of s.reader.termsWithStem(st)) if (t !== w) add(t, 'stem', 0);
   for (const syn of synonymsOf(w, settings)) {
@@ -117,6 +118,14 @@ function expand(
         if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
       }
     }
+  }
+  // Identifiers typed with a joiner also match their joined form, with its own typo budget.
+  if (q.compound) {
+    const c = q.compound;
+    for (const s of segs) if (s.reader.hasTerm(c)) { add(c, 'exact', 0); break; }
+    if (q.prefix && allowPrefix) for (const s of segs) for (const t of s.reader.termsWithPrefix(c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
+    const cb = typoBudget([...c].length, tolerance);
+    if (cb > 0) for (const s of segs) for (const m of vocabularyOf(s).fuzzy(c, cb, false)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
   }
   // In long OR queries, typo variants of words the index knows only add noise.
   const budget = typosOnlyWhenUnknown && alts.size > 0 ? 0 : typoBudget([...w].length, tolerance);
@@ -373,7 +382,7 @@ function phraseTokens(parsed: ParsedQuery, slots: QueryWord[], alternatives: Alt
       toks.push(w.prefix ? `"${w.word}" *` : `"${w.word}"`);
       continue;
     }
-    if (w.prefix) {
+    if (w.prefix && alts.some((a) => a.kind === 'prefix' && a.term.startsWith(w.word))) {
       toks.push(`"${w.word}" *`);
       continue;
     }

@@ -13,6 +13,10 @@ export interface QueryWord {
   exactOnly: boolean;
   /** Index of the phrase this word belongs to, or -1. */
   phrase: number;
+  /** The whole token joined when it was an identifier or hyphenated word (`pg_proc` → `pgproc`). */
+  compound?: string;
+  /** This word joined with the next plain word (`create view` → `createview`). */
+  joinNext?: string;
 }
 
 export interface ParsedQuery {
@@ -70,10 +74,16 @@ export function parseQuery(raw: string): ParsedQuery {
     const ws = words(s.slice(i, j));
     if (negate) q.excludes.push(...ws);
     else {
-      for (const w of ws) q.words.push({ word: w, prefix: false, exactOnly: false, phrase: -1 });
+      const compound = ws.length > 1 ? ws.join('') : undefined;
+      for (const w of ws) q.words.push({ word: w, prefix: false, exactOnly: false, phrase: -1, ...(compound ? { compound } : {}) });
       if (ws.length) lastPlainEnd = j;
     }
     i = j;
+  }
+  for (let k = 0; k + 1 < q.words.length; k++) {
+    const a = q.words[k]!;
+    const b = q.words[k + 1]!;
+    if (!a.exactOnly && !b.exactOnly && !a.compound && !b.compound) a.joinNext = a.word + b.word;
   }
   // Search as you type: the last word is a prefix unless the user already typed past it.
   const last = q.words[q.words.length - 1];
