@@ -120,6 +120,16 @@ export function languageCode(lang: string | undefined): string | null {
   return m ? m[1] : null;
 }
 
+/**
+ * Removes a leading outline number from a heading: `1.2.`, `A.1.`, `F.1.`, `Chapter 5.`,
+ * `Appendix L.`, `Part III.`. A bare word with a dot ("U.S. policy") is kept.
+ */
+export function stripSectionNumber(heading: string): string {
+  const m = heading.match(/^(?:(?:chapter|appendix|part|section)\s+)?(?:[0-9]+|[A-Z]|[IVXLC]+)(?:\.[0-9]+)*\.\s+(?=\S)/i);
+  if (!m) return heading;
+  return heading.slice(m[0].length);
+}
+
 /** Whether a URL is a YouTube watch page (youtube.com/watch?v=, youtu.be/<id>, /shorts/). */
 export function isYouTubeWatchUrl(url: string): boolean {
   try {
@@ -444,7 +454,16 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
     }
   }
   const content = blockText(region.toArray());
-  const headings = [...new Set(region.find('h1, h2, h3').map((_i, el) => collapse($(el).text())).get().filter(Boolean))];
+  // Section numbers ("F.1.", "Chapter 5.", "Part III.") are navigation, not words anyone searches for.
+  const headings = [
+    ...new Set(
+      region
+        .find('h1, h2, h3')
+        .map((_i, el) => stripSectionNumber(collapse($(el).text())))
+        .get()
+        .filter(Boolean),
+    ),
+  ];
 
   return {
     title,

@@ -1,0 +1,39 @@
+/** Pure helpers of the HTML extractor: section numbers, X-Robots-Tag, Link header, language, data point types. */
+import t from 'tap';
+import { canonicalFromLinkHeader, coerceDataPoint, extractHtml, languageCode, parseXRobotsTag, stripSectionNumber } from '../../src/crawl/extract/html.js';
+
+t.test('stripSectionNumber', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['F.1. adminpack', 'adminpack'],
+    ['Chapter 5. Data Definition', 'Data Definition'],
+    ['Part III. Server Administration', 'Server Administration'],
+    ['5.2.1. Foo', 'Foo'],
+    ['U.S. policy', 'U.S. policy'],
+    ['Version 15.1 notes', 'Version 15.1 notes'],
+  ];
+  for (const [a, b] of cases) t.equal(stripSectionNumber(a), b, a);
+  const x = extractHtml('<title>T</title><main><h1>1. Intro</h1><h2>1.1. Setup</h2><h3>Setup</h3></main>', 'http://x/', null);
+  t.same(x.headings, ['Intro', 'Setup'], 'numbered headings stripped and de-duplicated');
+});
+
+t.test('header and attribute parsers', async (t) => {
+  t.same(parseXRobotsTag('noindex'), { noindex: true, nofollow: false });
+  t.same(parseXRobotsTag('none'), { noindex: true, nofollow: true });
+  t.same(parseXRobotsTag('sitesift: nofollow'), { noindex: false, nofollow: true });
+  t.same(parseXRobotsTag('otherbot: noindex, nofollow'), { noindex: false, nofollow: false });
+  t.equal(canonicalFromLinkHeader('<https://a.example/x>; rel="canonical"', 'https://a.example/y'), 'https://a.example/x');
+  t.equal(canonicalFromLinkHeader('</next>; rel="next"', 'https://a.example/'), null);
+  t.equal(languageCode('en-US'), 'en');
+  t.equal(languageCode('klingon'), null);
+});
+
+t.test('data point types', async (t) => {
+  t.equal(coerceDataPoint('$1,299.00', 'number'), '1299');
+  t.equal(coerceDataPoint('1.299,50 €', 'number'), '1299.5');
+  t.equal(coerceDataPoint('n/a', 'number'), null);
+  t.equal(coerceDataPoint('2024-03-01', 'date'), '2024-03-01T00:00:00.000Z');
+  t.equal(coerceDataPoint('someday', 'date'), null);
+  t.equal(coerceDataPoint('Yes', 'boolean'), 'true');
+  t.equal(coerceDataPoint('off', 'boolean'), 'false');
+  t.equal(coerceDataPoint('  a   b ', 'text'), 'a b');
+});
