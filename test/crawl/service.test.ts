@@ -361,3 +361,28 @@ t.test('Crawl-delay and requestDelayMs space requests to one host (injected cloc
   await p;
   t.same(fetchedAt.map(([, at]) => at - 5_000_000), [0, 5000]);
 });
+
+t.test('whitelist: a crawled URL outside it is 802, a JSON page outside it is appended normally', async (t) => {
+  const settings = testSettings({ respectRobotsTxt: false, whitelist: ['/docs/'] });
+  const { index, make } = setup(t, () => settings);
+  const svc = make();
+  svc.start();
+  t.teardown(() => svc.stop());
+  const inside = await svc.pushUrl('s1', `${site.url}/docs/guide.html`);
+  const outside = await svc.pushUrl('s1', `${site.url}/e.html`);
+  await svc.idle('s1');
+  t.equal(svc.getTask('s1', inside.taskId)!.indexStatus, 200);
+  t.equal(svc.getTask('s1', outside.taskId)!.indexStatus, 802);
+  t.equal(index.get(`${site.url}/e.html`)!.status, 802);
+  t.equal(index.get(`${site.url}/e.html`)!.message, 'Outside the whitelist');
+  const json: PageDoc = {
+    url: `${site.url}/d.html`, title: 'Dock (JSON)', content: 'Supplied.', documentType: 'HTML', contentGroup: '', imageUrl: null,
+    dataPoints: [], filters: [], boost: 1, keywords: [], language: null, headings: [], source: 'api', status: 200,
+  };
+  await index.write([{ op: 'upsert', doc: json }]);
+  const task = await svc.pushUrl('s1', json.url, { appendTo: json });
+  t.equal(task.type, 'append');
+  await svc.idle('s1');
+  t.equal(index.get(json.url)!.status, 200, 'whitelist not applied to a JSON page');
+  t.match(index.get(json.url)!.content, /^Supplied\.\n\nDock D handles container traffic\.$/);
+});
