@@ -97,7 +97,7 @@ async function search(server: BenchServer, site: string, query: string): Promise
   return { urls: list.filter((r) => r.type !== 'custom').map((r) => r.link), total: Number(body.totalResults) };
 }
 
-async function scoreQueries(server: BenchServer, site: string, base: string, queries: KnownItem[]) {
+async function scoreQueries(server: BenchServer, site: string, base: string, queries: KnownItem[], ranks?: Map<KnownItem, number>) {
   const by = new Map<string, { n: number; rr: number; s1: number; s10: number; zero: number }>();
   let next = 0;
   await Promise.all(
@@ -106,6 +106,7 @@ async function scoreQueries(server: BenchServer, site: string, base: string, que
         const q = queries[next++]!;
         const r = await search(server, site, q.q);
         const s = knownItemScores(r.urls, base + q.url);
+        ranks?.set(q, s.rr);
         for (const k of [q.kind, 'all']) {
           const a = by.get(k) ?? { n: 0, rr: 0, s1: 0, s10: 0, zero: 0 };
           a.n++;
@@ -214,8 +215,10 @@ async function main(): Promise<void> {
     const docs = loadPgDocs();
     await indexDocs(server, 'json', toPageDocs(docs, base));
     const queries = loadPgQueries();
-    const crawledScores = await scoreQueries(server, 'crawled', base, queries);
-    const jsonScores = await scoreQueries(server, 'json', base, queries);
+    const crawledRanks = new Map<KnownItem, number>();
+    const jsonRanks = new Map<KnownItem, number>();
+    const crawledScores = await scoreQueries(server, 'crawled', base, queries, crawledRanks);
+    const jsonScores = await scoreQueries(server, 'json', base, queries, jsonRanks);
     console.log('\nknown-item queries (MRR@10 / S@1 / S@10 / zero):');
     console.log('kind      crawled                        json');
     const kinds = ['title', 'typo', 'prefix', 'heading', 'content', 'all'];
@@ -223,6 +226,10 @@ async function main(): Promise<void> {
       a ? `${fmt(a.rr / a.n)} / ${fmt(a.s1 / a.n)} / ${fmt(a.s10 / a.n)} / ${fmt(a.zero / a.n)}` : '-';
     for (const k of kinds) console.log(`${k.padEnd(9)} ${row(crawledScores.get(k)).padEnd(30)} ${row(jsonScores.get(k))}`);
     const mrr = (m: typeof crawledScores, k: string) => (m.get(k)!.rr / m.get(k)!.n);
+    const worse = queries.filter((q) => (crawledRanks.get(q) ?? 0) < (jsonRanks.get(q) ?? 0));
+    const better = queries.filter((q) => (crawledRanks.get(q) ?? 0) > (jsonRanks.get(q) ?? 0));
+    console.log(`queries ranked worse on the crawled index: ${worse.length}, better: ${better.length}`);
+    for (const q of worse.slice(0, 10)) console.log(`  worse (${q.kind}) "${q.q}" → ${q.url}: 1/rank ${fmt(crawledRanks.get(q)!)} vs ${fmt(jsonRanks.get(q)!)}`);
     const relevanceOk = mrr(crawledScores, 'all') >= mrr(jsonScores, 'all') - 1e-9;
     console.log(`crawled MRR@10 ${fmt(mrr(crawledScores, 'all'))} vs JSON ${fmt(mrr(jsonScores, 'all'))}: ${relevanceOk ? 'MET' : 'NOT MET'} (crawled ≥ JSON)`);
 
