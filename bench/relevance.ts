@@ -126,6 +126,7 @@ async function main(): Promise<void> {
       cran.docs.filter((d) => d.title.trim() || d.content.trim()).map((d) => ({ url: CRAN_BASE + d.id, title: d.title, content: d.content, headings: [], contentGroup: '', imageUrl: '', appendPageContent: false })),
       { concurrency: 3 },
     );
+    if (pgIndexed.retries + cranIndexed.retries) process.stderr.write(`relevance: ${pgIndexed.retries + cranIndexed.retries} indexing request(s) retried after a 5xx\n`);
     process.stderr.write(`relevance: indexed ${pgIndexed.indexed} pages in ${pgIndexed.seconds.toFixed(1)} s, ${cranIndexed.indexed} abstracts in ${cranIndexed.seconds.toFixed(1)} s; querying…\n`);
 
     const tq = performance.now();
@@ -134,6 +135,9 @@ async function main(): Promise<void> {
     const cranOurs = await mapLimit(cran.queries, 4, async (q) => ({ id: q.id, ranked: (await searchServer(server, 'cranfield', q.text, 100)).urls.map((u) => u.slice(CRAN_BASE.length)) }));
     engines.set('sitesift', { outcomes: ours, cran: cranScore(cran.qrels, cranOurs) });
     process.stderr.write(`relevance: sitesift answered ${queries.length} queries in ${(pgQueryMs / 1000).toFixed(1)} s over HTTP (4 in flight)\n`);
+  } catch (err) {
+    process.stderr.write(`sitesift server log (tail):\n${server.logTail()}\n`);
+    throw err;
   } finally {
     await server.stop();
   }

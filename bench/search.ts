@@ -19,9 +19,11 @@
  *
  * Sizes: the PostgreSQL 15 manual (1,169 pages), then ~BENCH_DOCS (default 100,000) documents:
  * the manual multiplied with distinct URLs and shuffled content words (bench/lib/server.ts).
- * Before each load the server answers every query once (warm-up; also checks for errors).
+ * Before each load one client asks the queries in order for up to BENCH_WARMUP_SECONDS (default
+ * 20; warm-up and error check). At ~100k documents MiniSearch builds in its own process while
+ * sitesift indexes, and is paused (SIGSTOP) while sitesift is measured.
  *
- * Environment: BENCH_SECONDS (per load, default 10), BENCH_DOCS (default 100000; 0 skips the
+ * Environment: BENCH_SECONDS (per load, default 10), BENCH_WARMUP_SECONDS, BENCH_DOCS (default 100000; 0 skips the
  * large run), BENCH_CONCURRENCY (indexing requests in flight, default 3), BENCH_SERVER
  * (dist|tsx; default dist when built).
  */
@@ -39,6 +41,7 @@ import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BIG = Number(process.env.BENCH_DOCS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 3);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 20);
 const CONNECTIONS = [8, 32];
 const SELF = fileURLToPath(import.meta.url);
 const SEARCH_PARAMS = 'includeContent=true&highlightQueryTerms=true&filterOptions=true&log=false';
@@ -142,49 +145,55 @@ interface PeerServer {
   stop(): Promise<void>;
 }
 
-/** Spawns this file in a server mode; resolves once it prints its address. */
-function startPeer(args: string[]): Promise<PeerServer> {
+/** Spawns this file in a server mode; `ready` resolves once it prints its address. */
+function startPeer(args: string[]): { child: ChildProcess; ready: Promise<PeerServer> } {
   const child = spawn(process.execPath, ['--max-old-space-size=16384', '--import', 'tsx', SELF, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   // Never leave a peer server behind when this process ends early.
   const reap = () => child.kill('SIGKILL');
   process.once('exit', reap);
   child.once('exit', () => process.off('exit', reap));
-  return new Promise((resolve, reject) => {
+  const stop = () =>
+    new Promise<void>((r) => {
+      if (child.exitCode !== null || child.signalCode !== null) return r();
+      child.once('exit', () => r());
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+    });
+  const ready = new Promise<PeerServer>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       const line = out.split('\n').find((l) => l.startsWith('{"listening"'));
       if (!line) return;
       const info = JSON.parse(line) as { listening: string; docs: number; buildSeconds: number };
-      resolve({
-        url: info.listening,
-        docs: info.docs,
-        buildSeconds: info.buildSeconds,
-        child,
-        stop: () =>
-          new Promise<void>((r) => {
-            if (child.exitCode !== null) return r();
-            child.once('exit', () => r());
-            child.kill('SIGTERM');
-          }),
-      });
+      resolve({ url: info.listening, docs: info.docs, buildSeconds: info.buildSeconds, child, stop });
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}) before listening`)));
   });
+  ready.catch(() => undefined);
+  return { child, ready };
 }
 
 // ---------------------------------------------------------------- driver
 
-/** Answers every path once, in order (warm-up); throws on the first non-200. */
-async function warmUp(base: string, paths: string[]): Promise<number> {
+/**
+ * Warm-up and sanity check: one client asks the paths in order, all of them or as many as fit in
+ * WARMUP_SECONDS; throws on the first non-200. Resolves how many were asked and the mean ms.
+ */
+async function warmUp(base: string, paths: string[]): Promise<{ n: number; meanMs: number }> {
   const t0 = performance.now();
+  let n = 0;
   for (const p of paths) {
     const res = await fetch(base + p);
     const text = await res.text();
     if (res.status !== 200) throw new Error(`warm-up ${p}: ${res.status} ${text.slice(0, 300)}`);
+    n++;
+    if (performance.now() - t0 > WARMUP_SECONDS * 1000) break;
   }
-  return (performance.now() - t0) / paths.length;
+  return { n, meanMs: (performance.now() - t0) / n };
 }
+
+const warmNote = (w: { n: number; meanMs: number }, total: number) => `${w.meanMs.toFixed(1)} ms/query (one client, ${w.n === total ? 'every' : `first ${w.n} of ${total}`} queries)`;
 
 async function load(rows: Row[], corpus: string, docs: number, engine: string, base: string, script: string): Promise<void> {
   for (const c of CONNECTIONS) {
@@ -196,7 +205,13 @@ async function load(rows: Row[], corpus: string, docs: number, engine: string, b
   }
 }
 
-async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<ReturnType<typeof toPageDocs>[number]>, queryPaths: string[], outDir: string, notes: string[]): Promise<number> {
+/**
+ * Indexes `source` into a fresh sitesift server and loads it. `building` is a peer still building
+ * its index in parallel: it is stopped (SIGSTOP) while sitesift is warmed up and loaded, so that
+ * the measurement has the CPUs the peer will have for its own, and continued afterwards.
+ */
+async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<ReturnType<typeof toPageDocs>[number]>, queryPaths: string[], outDir: string, notes: string[], building?: ChildProcess): Promise<number> {
+  let paused: ChildProcess | undefined;
   const server: BenchServer = await startBenchServer({ mode: process.env.BENCH_SERVER === 'tsx' ? 'tsx' : process.env.BENCH_SERVER === 'dist' ? 'dist' : 'auto' });
   try {
     await createProject(server, 'pgdocs');
@@ -210,16 +225,24 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
         }
       },
     });
-    notes.push(`${corpus}: sitesift (${server.mode}) indexed ${ix.indexed} docs over HTTP in ${ix.seconds.toFixed(1)} s (${(ix.indexed / ix.seconds).toFixed(0)} docs/s)`);
+    notes.push(`${corpus}: sitesift (${server.mode}) indexed ${ix.indexed} docs over HTTP in ${ix.seconds.toFixed(1)} s (${(ix.indexed / ix.seconds).toFixed(0)} docs/s)${ix.retries ? `; ${ix.retries} batch(es) retried after a 5xx` : ''}`);
     process.stderr.write(`${corpus}: indexed ${ix.indexed} docs in ${ix.seconds.toFixed(1)} s (${server.mode}); warming up…\n`);
+    if (building && building.exitCode === null) {
+      building.kill('SIGSTOP');
+      paused = building;
+    }
     const paths = queryPaths.map((q) => `/sites?site=pgdocs&query=${q}&${SEARCH_PARAMS}`);
     const warm = await warmUp(server.url, paths);
-    notes.push(`${corpus}: sitesift warm-up (one client, every query once): ${warm.toFixed(2)} ms/query`);
+    notes.push(`${corpus}: sitesift warm-up ${warmNote(warm, paths.length)}`);
     await load(rows, corpus, ix.indexed, `sitesift (${server.mode})`, server.url, rotatingScript(path.join(outDir, 'sitesift.lua'), paths));
     notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB`);
     return ix.indexed;
+  } catch (err) {
+    process.stderr.write(`sitesift server log (tail):\n${server.logTail()}\n`);
+    throw err;
   } finally {
     await server.stop();
+    paused?.kill('SIGCONT');
   }
 }
 
@@ -230,7 +253,7 @@ async function miniSearchPhase(rows: Row[], corpus: string, starting: Promise<Pe
     notes.push(`${corpus}: MiniSearch built ${peer.docs} docs in memory in ${peer.buildSeconds.toFixed(1)} s`);
     const paths = queryPaths.map((q) => `/search?query=${q}`);
     const warm = await warmUp(peer.url, paths);
-    notes.push(`${corpus}: MiniSearch warm-up (one client, every query once): ${warm.toFixed(2)} ms/query`);
+    notes.push(`${corpus}: MiniSearch warm-up ${warmNote(warm, paths.length)}`);
     await load(rows, corpus, peer.docs, 'MiniSearch (node:http)', peer.url, rotatingScript(path.join(outDir, 'minisearch.lua'), paths));
   } finally {
     await peer.stop();
@@ -258,8 +281,8 @@ async function main(): Promise<void> {
   const pgName = 'PostgreSQL 15';
   process.stderr.write(`${pgName}: ${docs.length} docs, ${queryPaths.length} queries, ${SECONDS} s per load\n`);
   await sitesiftPhase(rows, pgName, toPageDocs(docs), queryPaths, outDir, notes);
-  await miniSearchPhase(rows, pgName, startPeer(['--serve-minisearch', String(docs.length)]), queryPaths, outDir, notes);
-  const koa = await startPeer(['--serve-koa']);
+  await miniSearchPhase(rows, pgName, startPeer(['--serve-minisearch', String(docs.length)]).ready, queryPaths, outDir, notes);
+  const koa = await startPeer(['--serve-koa']).ready;
   try {
     await load(rows, pgName, 0, 'empty Koa route', koa.url, rotatingScript(path.join(outDir, 'koa.lua'), queryPaths.map((q) => `/empty?query=${q}`)));
   } finally {
@@ -270,16 +293,16 @@ async function main(): Promise<void> {
     const bigName = `~${Math.round(BIG / 1000)}k docs`;
     process.stderr.write(`${bigName}: generating and indexing…\n`);
     // MiniSearch builds its index in its own process while sitesift indexes (wall time: the
-    // longer of the two, not the sum); it is idle while sitesift is under load.
+    // longer of the two, not the sum); it is paused while sitesift is measured.
     const building = startPeer(['--serve-minisearch', String(BIG)]);
-    building.catch(() => undefined);
     try {
-      await sitesiftPhase(rows, bigName, multiplyCorpus(docs, BIG), queryPaths, outDir, notes);
+      await sitesiftPhase(rows, bigName, multiplyCorpus(docs, BIG), queryPaths, outDir, notes, building.child);
     } catch (err) {
-      await building.then((p) => p.stop(), () => undefined);
+      building.child.kill('SIGCONT');
+      building.child.kill('SIGTERM');
       throw err;
     }
-    await miniSearchPhase(rows, bigName, building, queryPaths, outDir, notes);
+    await miniSearchPhase(rows, bigName, building.ready, queryPaths, outDir, notes);
   }
 
   notes.push(`load average at end ${loadAvg()}`);

@@ -39,6 +39,8 @@ export interface BenchServer {
   child: ChildProcess;
   /** 'dist' (built JS) or 'tsx' (TypeScript through the tsx loader). */
   mode: 'dist' | 'tsx';
+  /** The last lines the server logged (for error reports). */
+  logTail(): string;
   /** Peak resident set size so far in MB (VmHWM; NaN off Linux). */
   peakRssMb(): number;
   stop(): Promise<void>;
@@ -109,6 +111,7 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
     dataDir,
     child,
     mode,
+    logTail: () => tail(logFile),
     peakRssMb: () => {
       try {
         const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
@@ -174,9 +177,10 @@ export interface IndexOptions {
 /**
  * Indexes documents through `POST /sites/pagesJson?site=…` in batches, `concurrency` in flight;
  * the last batch is sent alone, after all others were acknowledged, with `refresh=true` so that
- * everything is searchable when this resolves. Resolves the number indexed and the seconds taken.
+ * everything is searchable when this resolves. Resolves the number indexed, the seconds taken and
+ * how many requests were retried after a 5xx.
  */
-export async function indexDocs(server: BenchServer, siteId: string, docs: Iterable<PageBody>, opts: IndexOptions = {}): Promise<{ indexed: number; seconds: number }> {
+export async function indexDocs(server: BenchServer, siteId: string, docs: Iterable<PageBody>, opts: IndexOptions = {}): Promise<{ indexed: number; seconds: number; retries: number }> {
   const concurrency = opts.concurrency ?? 3;
   const size = opts.batch ?? 100;
   const endpoint = `/sites/pagesJson?site=${encodeURIComponent(siteId)}`;
@@ -184,8 +188,18 @@ export async function indexDocs(server: BenchServer, siteId: string, docs: Itera
   let indexed = 0;
   let failure: Error | undefined;
   const inFlight = new Set<Promise<void>>();
+  let retries = 0;
   const send = async (batch: PageBody[], refresh: boolean) => {
-    const r = await call(server, 'POST', endpoint + (refresh ? '&refresh=true' : ''), JSON.stringify(batch));
+    const body = JSON.stringify(batch);
+    let r = await call(server, 'POST', endpoint + (refresh ? '&refresh=true' : ''), body);
+    // A 5xx says "please retry": do so (at most 3 times) and count it, so one transient failure
+    // does not void a long run but still shows up in the report.
+    for (let attempt = 1; r.status >= 500 && attempt <= 3; attempt++) {
+      retries++;
+      process.stderr.write(`pagesJson answered ${r.status} (${JSON.stringify(r.json).slice(0, 300)}); retry ${attempt}\n`);
+      await new Promise((res) => setTimeout(res, 500));
+      r = await call(server, 'POST', endpoint + (refresh ? '&refresh=true' : ''), body);
+    }
     if (r.status !== 200) throw new Error(`pagesJson answered ${r.status}: ${JSON.stringify(r.json).slice(0, 500)}`);
     indexed += Number(r.json.indexed);
     opts.progress?.(indexed);
@@ -218,7 +232,7 @@ export async function indexDocs(server: BenchServer, siteId: string, docs: Itera
   await Promise.all(inFlight);
   if (failure) throw failure;
   if (pending) await send(pending, true);
-  return { indexed, seconds: (performance.now() - t0) / 1000 };
+  return { indexed, seconds: (performance.now() - t0) / 1000, retries };
 }
 
 /** Corpus documents → pagesJson bodies (absolute URLs, headings split on " | "). */

@@ -61,7 +61,7 @@ end
 /** Runs wrk and resolves the parsed report; rejects when wrk fails or prints no summary. */
 export function runWrk(opts: { url: string; connections: number; seconds: number; threads?: number; script?: string; timeoutSeconds?: number }): Promise<WrkResult> {
   const threads = Math.min(opts.threads ?? 2, opts.connections);
-  const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${opts.seconds}s`, '--latency', '--timeout', `${opts.timeoutSeconds ?? 30}s`];
+  const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${opts.seconds}s`, '--latency', '--timeout', `${opts.timeoutSeconds ?? 60}s`];
   if (opts.script) args.push('-s', opts.script);
   args.push(opts.url);
   return new Promise((resolve, reject) => {
