@@ -116,7 +116,8 @@ export interface ProjectIndex {
    * The newest live op of `url` (any status, including acknowledged unpublished writes), or
    * null when the URL has no live entry. The crawler uses it for "newest write wins" (a JSON
    * push after a crawl was queued stays JSON-sourced) and to never remove JSON-pushed pages.
-   * Optional until the store implements it (the crawler falls back on `listEntries`).
+   * Implemented by SegmentStore (one map lookup, plus one stored-row read for `source` when
+   * the entry is published); optional only so test doubles may omit it.
    */
   entryOf?(url: string): { seq: number; source: DocSource; status: number; at: number } | null;
   /** Pins the current generation for one search. */
