@@ -263,6 +263,11 @@ export class CrawlQueue {
     return true;
   }
 
+  /** Marks a run as incomplete (pages cancelled): it must not remove unreached pages. */
+  markTruncated(runId: string): void {
+    this.q(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
+  }
+
   clearSeen(runId: string): void {
     this.q(`DELETE FROM seen WHERE run_id = ?`).run(runId);
   }

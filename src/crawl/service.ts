@@ -245,7 +245,9 @@ export class CrawlService {
         if (existsSync(path.join(root, siteId, 'crawl.db'))) {
           try {
             this.opts.settingsOf(siteId);
-            this.site(siteId);
+            const q = this.site(siteId).queue;
+            // A run whose last page finished just before a crash was never marked done.
+            for (const run of q.activeRuns()) this.settleRunOf(siteId, q, run);
           } catch {
             // A project folder without a project (deleted while down): leave it alone.
           }
@@ -350,7 +352,13 @@ export class CrawlService {
     const q = this.site(siteId).queue;
     const ids = q.cancelQueued(predicate, 'Cancelled: the URL was removed from the index');
     for (const id of q.runningMatching(predicate)) this.cancelled.add(id);
-    for (const id of ids) this.settleRunOf(siteId, q, q.get(id));
+    // Cancelling the last open pages of a run completes the run.
+    const runs = new Set(ids.map((id) => q.get(id)?.runId).filter((r): r is string => !!r));
+    for (const runId of runs) {
+      // Pages behind a cancelled page were never reached: this crawl is not a full one.
+      q.markTruncated(runId);
+      this.settleRunOf(siteId, q, q.get(runId));
+    }
     return ids.length;
   }
 
@@ -565,7 +573,10 @@ export class CrawlService {
     const ops: WriteOp[] = [];
     const done = async (state: 'done' | 'failed', status: number | null, message: string | null): Promise<void> => {
       if (this.cancelled.has(task.id) || this.stopped) {
-        if (!this.stopped) q.finish(task.id, 'failed', null, 'Cancelled: the URL was removed from the index');
+        if (!this.stopped) {
+          q.finish(task.id, 'failed', null, 'Cancelled: the URL was removed from the index');
+          this.settleRunOf(siteId, q, run);
+        }
         return;
       }
       const kept = ops.filter((op) => this.mayWrite(index, task, op));
@@ -717,7 +728,7 @@ export class CrawlService {
       q.setRunState(run.id, 'done');
       return;
     }
-    q.setRunState(run.id, 'done', `Crawl finished: ${fresh.total} pages${fresh.truncated ? ' (maxPages reached; nothing removed)' : ''}`);
+    q.setRunState(run.id, 'done', `Crawl finished: ${fresh.total} pages${fresh.truncated ? ' (incomplete: maxPages reached or pages cancelled; nothing removed)' : ''}`);
     if (!fresh.truncated) void this.removeUnreached(siteId, q, fresh);
   }
 

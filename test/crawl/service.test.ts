@@ -386,3 +386,18 @@ t.test('whitelist: a crawled URL outside it is 802, a JSON page outside it is ap
   t.equal(index.get(json.url)!.status, 200, 'whitelist not applied to a JSON page');
   t.match(index.get(json.url)!.content, /^Supplied\.\n\nDock D handles container traffic\.$/);
 });
+
+t.test('cancelling the last queued pages of a crawl completes the run', async (t) => {
+  const settings = testSettings({ rootUrls: [`${site.url}/a.html`, `${site.url}/c.html`] });
+  const { make } = setup(t, () => settings);
+  const svc = make();
+  // Not started: the run's pages stay queued.
+  (svc as unknown as { started: boolean }).started = false;
+  const run = await svc.startSiteCrawl('s1');
+  t.equal(svc.getTask('s1', run.taskId)!.state, 'running');
+  t.equal(svc.cancel('s1', () => true), 2);
+  t.equal(svc.getTask('s1', run.taskId)!.state, 'done');
+  t.match(svc.getTask('s1', run.taskId)!.message, /incomplete/, 'a cancelled crawl removes nothing');
+  t.equal(svc.pending('s1'), 0);
+  await svc.stop();
+});
