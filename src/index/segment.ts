@@ -144,7 +144,8 @@ CREATE TABLE docs(
   id INTEGER PRIMARY KEY, url TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
   first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
   grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
-  data_points TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, body TEXT NOT NULL);
+  data_points TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, image TEXT, description TEXT,
+  body TEXT NOT NULL);
 CREATE INDEX docs_url ON docs(url);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
@@ -171,7 +172,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
     const postings = new Map<string, number[]>();
     const english = new Set<string>();
     const insDoc = db.prepare(
-      'INSERT INTO docs(id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,content,body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+      'INSERT INTO docs(id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,content,image,description,body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
     );
     const insFts = db.prepare('INSERT INTO fts(rowid,title,keywords,headings,url,content) VALUES (?,?,?,?,?,?)');
     const insDel = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
@@ -212,7 +213,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
           d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters),
-          JSON.stringify(d.dataPoints), d.title, d.content, JSON.stringify({ ...d, content: undefined }),
+          JSON.stringify(d.dataPoints), d.title, d.content, d.imageUrl, d.description ?? null, JSON.stringify({ ...d, content: undefined }),
         );
       });
       for (const del of deletes) {
@@ -293,7 +294,12 @@ export interface DocValues {
   docType: string[];
   filters: Array<FilterValue[] | null>;
   dataPoints: Array<DataPoint[] | null>;
+  /** Folded words of the title without section numbering, joined by one space. */
+  titleKey: string[];
 }
+
+/** Longest content prefix read for a result (the snippet scans at most this much). */
+export const CARD_CONTENT_LIMIT = 30_000;
 
 /** The fields a search result shows. */
 export interface ResultCard {
@@ -325,6 +331,7 @@ export class SegmentReader {
   private readonly stmtPrefix: Database.Statement;
   private readonly stmtBody: Database.Statement;
   private readonly stmtCard: Database.Statement;
+  private readonly stmtCardNoContent: Database.Statement;
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
   private readonly postingsCache = new Map<string, Postings | null>();
@@ -337,7 +344,12 @@ export class SegmentReader {
     this.stmtStem = db.prepare('SELECT term FROM terms WHERE stem = ?').pluck();
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
     this.stmtBody = db.prepare('SELECT body, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
-    this.stmtCard = db.prepare('SELECT url, title, content, doc_type AS documentType, data_points AS dataPoints, body FROM docs WHERE id = ?');
+    this.stmtCard = db.prepare(
+      `SELECT url, title, substr(content, 1, ${CARD_CONTENT_LIMIT}) AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?`,
+    );
+    this.stmtCardNoContent = db.prepare(
+      "SELECT url, title, '' AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?",
+    );
     this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
     this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
   }
@@ -380,17 +392,18 @@ export class SegmentReader {
    * read only when `withContent` (snippets) and the stored JSON only for the small fields.
    */
   card(id: number, withContent: boolean): ResultCard {
-    const r = this.stmtCard.get(id) as { url: string; title: string; content: string; documentType: string; dataPoints: string; body: string } | undefined;
+    const r = (withContent ? this.stmtCard : this.stmtCardNoContent).get(id) as
+      | { url: string; title: string; content: string; documentType: string; dataPoints: string; image: string | null; description: string | null }
+      | undefined;
     if (!r) throw new Error(`no doc ${id} in ${this.path}`);
-    const extra = JSON.parse(r.body) as { imageUrl?: string | null; description?: string };
     return {
       url: r.url,
       title: r.title,
-      content: withContent ? r.content : '',
+      content: r.content,
       documentType: r.documentType,
-      dataPoints: JSON.parse(r.dataPoints) as DataPoint[],
-      imageUrl: extra.imageUrl ?? null,
-      description: extra.description ?? '',
+      dataPoints: r.dataPoints === '[]' ? [] : (JSON.parse(r.dataPoints) as DataPoint[]),
+      imageUrl: r.image || null,
+      description: r.description ?? '',
     };
   }
 
@@ -407,11 +420,12 @@ export class SegmentReader {
       docType: new Array<string>(n),
       filters: new Array<FilterValue[] | null>(n).fill(null),
       dataPoints: new Array<DataPoint[] | null>(n).fill(null),
+      titleKey: new Array<string>(n).fill(''),
     };
     const it = this.db
-      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints FROM docs')
+      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title FROM docs')
       .iterate() as IterableIterator<{
-      id: number; url: string; status: number; lengths: string; boost: number; grp: string; docType: string; filters: string; dataPoints: string;
+      id: number; url: string; status: number; lengths: string; boost: number; grp: string; docType: string; filters: string; dataPoints: string; title: string;
     }>;
     for (const r of it) {
       v.urls[r.id] = r.url;
@@ -423,6 +437,7 @@ export class SegmentReader {
       v.docType[r.id] = r.docType;
       if (r.filters !== '[]') v.filters[r.id] = JSON.parse(r.filters) as FilterValue[];
       if (r.dataPoints !== '[]') v.dataPoints[r.id] = JSON.parse(r.dataPoints) as DataPoint[];
+      if (r.status === 200) v.titleKey[r.id] = words(titleWithoutNumbering(r.title)).join(' ');
     }
     this.values = v;
     return v;

@@ -347,7 +347,9 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
 
   sortHits(hits, req);
   if (!req.sort && !parsed.browse && hits.length > 1) {
-    applyPhraseBonus(hits, phraseTokens(parsed, slots, alternatives, snap));
+    // Read the last word as typed and, when it is unfinished, as a prefix; keep the better.
+    const readings = [queryPhrase(parsed, slots, alternatives, snap, false), queryPhrase(parsed, slots, alternatives, snap, true)];
+    applyPhraseBonus(hits, readings.filter((r, i): r is QueryPhrase => r !== null && (i === 0 || r.prefixLast)));
   }
   return {
     hits,
@@ -359,36 +361,46 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   };
 }
 
+const PREFIX_READING = 0.6;
 /** How many top results get the phrase/exactness re-ranking. */
 const RERANK_TOP = 100;
 // Multipliers added to 1 for each signal a document shows.
 const BONUS = { titleExact: 3, titleStart: 1, titlePhrase: 1, headingExact: 1.5, headingPhrase: 0.5, contentPhrase: 0.3 };
 
+/** The query as a phrase of indexed words, for exactness signals. */
+interface QueryPhrase {
+  words: string[];
+  /** The last word is an unfinished prefix. */
+  prefixLast: boolean;
+}
+
 /**
- * FTS5 tokens for the whole query as typed (stop words included): for each word its exact form
- * when indexed, else its most frequent closest expansion; the last word as a prefix token when
- * it is a prefix without an exact match. Null when some word has no usable form.
+ * The whole query as typed (stop words included) in indexed words: for each word its exact
+ * form when indexed, else its most frequent closest expansion; the last word stays a prefix
+ * when it is one. Null when some word has no usable form.
  */
-function phraseTokens(parsed: ParsedQuery, slots: QueryWord[], alternatives: Alternative[][], snap: IndexSnapshot): string[] | null {
-  const toks: string[] = [];
-  for (const w of parsed.words) {
+function queryPhrase(
+  parsed: ParsedQuery, slots: QueryWord[], alternatives: Alternative[][], snap: IndexSnapshot, allowPrefix: boolean,
+): QueryPhrase | null {
+  const out: string[] = [];
+  let prefixLast = false;
+  for (const [i, w] of parsed.words.entries()) {
     const si = slots.indexOf(w);
-    if (si < 0) {
-      toks.push(`"${w.word}"`);
+    const alts = si < 0 ? [] : alternatives[si]!;
+    const isLast = i === parsed.words.length - 1;
+    if (allowPrefix && w.prefix && isLast && alts.some((a) => (a.kind === 'prefix' || a.kind === 'exact') && a.term.startsWith(w.word))) {
+      out.push(w.word);
+      prefixLast = true;
       continue;
     }
-    const alts = alternatives[si]!;
-    if (alts.some((a) => a.kind === 'exact')) {
-      toks.push(w.prefix ? `"${w.word}" *` : `"${w.word}"`);
-      continue;
-    }
-    if (w.prefix && alts.some((a) => a.kind === 'prefix' && a.term.startsWith(w.word))) {
-      toks.push(`"${w.word}" *`);
+    if (si < 0 || alts.some((a) => a.kind === 'exact' && a.term === w.word)) {
+      out.push(w.word);
       continue;
     }
     let best: Alternative | null = null;
     let bestDf = -1;
     for (const a of alts) {
+      if (a.term === w.compound || a.term === w.joinNext) continue;
       const df = snap.segments.reduce((n, s) => n + (s.reader.postings(a.term)?.ids.length ?? 0), 0);
       if (!best || a.distance < best.distance || (a.distance === best.distance && df > bestDf)) {
         best = a;
@@ -396,30 +408,42 @@ function phraseTokens(parsed: ParsedQuery, slots: QueryWord[], alternatives: Alt
       }
     }
     if (!best) return null;
-    toks.push(`"${best.term}"`);
+    out.push(best.term);
   }
-  return toks.length ? toks : null;
+  return out.length ? { words: out, prefixLast } : null;
 }
 
 /**
- * Re-ranks the top results by phrase and exactness signals found with FTS5 (title equal to the
- * query, title starting with it, the query as a phrase in the title, a heading equal to it, the
- * query as a phrase in a heading or the content). Only the top {@link RERANK_TOP} are touched;
- * typo tiers are kept. Deterministic and independent of segmentation (per-document signals).
+ * Re-ranks the top results by phrase and exactness signals: the title equal to the query,
+ * starting with it, or holding it as a phrase (checked on the in-memory title keys), a heading
+ * equal to the query or holding it, and the content holding it (FTS5 phrase queries over
+ * boundary-marked streams). Only the top {@link RERANK_TOP} are touched; typo tiers are kept.
+ * Deterministic and independent of segmentation (per-document signals only).
  */
-function applyPhraseBonus(hits: Hit[], toks: string[] | null): void {
-  if (!toks) return;
+function applyPhraseBonus(hits: Hit[], phrases: QueryPhrase[]): void {
+  if (phrases.length === 0) return;
   const top = hits.slice(0, RERANK_TOP);
-  const phrase = toks.join(' + ');
-  const prefixLast = toks[toks.length - 1]!.endsWith('*');
-  const queries: Array<[string, number]> = [
-    [`title : ("${FTS_BEGIN}" + ${phrase}${prefixLast ? '' : ` + "${FTS_END}"`})`, BONUS.titleExact],
-    [`title : ("${FTS_BEGIN}" + ${phrase})`, BONUS.titleStart],
-    [`title : (${phrase})`, BONUS.titlePhrase],
-    [`headings : (${prefixLast ? `"${FTS_BEGIN}" + ${phrase}` : `"${FTS_BEGIN}" + ${phrase} + "${FTS_END}"`})`, BONUS.headingExact],
-    [`headings : (${phrase})`, BONUS.headingPhrase],
+  const best = new Map<Hit, number>();
+  for (const phrase of phrases) {
+    // A prefix reading is weaker evidence than the words as typed.
+    const scale = phrase.prefixLast ? PREFIX_READING : 1;
+    for (const [h, b] of phraseBonus(top, phrase)) best.set(h, Math.max(best.get(h) ?? 1, 1 + (b - 1) * scale));
+  }
+  for (const h of top) h.score *= best.get(h) ?? 1;
+  top.sort(byRelevance);
+  for (let i = 0; i < top.length; i++) hits[i] = top[i]!;
+}
+
+/** The multiplier each of `top` earns for one reading of the query. */
+function phraseBonus(top: Hit[], phrase: QueryPhrase): Map<Hit, number> {
+  const out = new Map<Hit, number>();
+  const text = phrase.words.join(' ');
+  const quoted = phrase.words.map((w, i) => (phrase.prefixLast && i === phrase.words.length - 1 ? `"${w}" *` : `"${w}"`)).join(' + ');
+  const ftsQueries: Array<[string, number]> = [
+    [`headings : ("${FTS_BEGIN}" + ${quoted}${phrase.prefixLast ? '' : ` + "${FTS_END}"`})`, BONUS.headingExact],
+    [`headings : (${quoted})`, BONUS.headingPhrase],
   ];
-  if (toks.length > 1) queries.push([`content : (${phrase})`, BONUS.contentPhrase]);
+  if (phrase.words.length > 1) ftsQueries.push([`content : (${quoted})`, BONUS.contentPhrase]);
   const bySeg = new Map<LiveSegment, Hit[]>();
   for (const h of top) {
     let l = bySeg.get(h.seg);
@@ -428,24 +452,20 @@ function applyPhraseBonus(hits: Hit[], toks: string[] | null): void {
   }
   for (const [seg, list] of bySeg) {
     const bonus = new Map<number, number>(list.map((h) => [h.id, 1]));
+    const titles = seg.reader.docValues().titleKey;
+    for (const h of list) {
+      const title = titles[h.id]!;
+      let b = 0;
+      if (phrase.prefixLast ? title.startsWith(text) && title.split(' ').length === phrase.words.length : title === text) b = BONUS.titleExact;
+      else if (title.startsWith(phrase.prefixLast ? text : text + ' ')) b = BONUS.titleStart;
+      else if ((' ' + title + ' ').includes(' ' + text + (phrase.prefixLast ? '' : ' '))) b = BONUS.titlePhrase;
+      bonus.set(h.id, 1 + b);
+    }
     const ids = new Set(list.map((h) => h.id));
-    let titleExactIds = new Set<number>();
-    let titleStartIds = new Set<number>();
-    queries.forEach(([q, b], qi) => {
-      const m = seg.reader.ftsMatchAmong(q, ids);
-      if (qi === 0) titleExactIds = m;
-      if (qi === 1) titleStartIds = m;
-      for (const id of m) {
-        // An exact title also starts with and contains the query: count it once.
-        if (qi === 1 && titleExactIds.has(id)) continue;
-        if (qi === 2 && (titleExactIds.has(id) || titleStartIds.has(id))) continue;
-        bonus.set(id, bonus.get(id)! + b);
-      }
-    });
-    for (const h of list) h.score *= bonus.get(h.id)!;
+    for (const [q, b] of ftsQueries) for (const id of seg.reader.ftsMatchAmong(q, ids)) bonus.set(id, bonus.get(id)! + b);
+    for (const h of list) out.set(h, bonus.get(h.id)!);
   }
-  top.sort(byRelevance);
-  for (let i = 0; i < top.length; i++) hits[i] = top[i]!;
+  return out;
 }
 
 function fieldWeightArray(w: FieldWeights): number[] {

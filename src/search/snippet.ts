@@ -25,7 +25,9 @@ function asciiMatcher(matched: Set<string>): RegExp | null {
   }
   return re;
 }
-const NON_ASCII_CHAR = /[^\x00-\x7f]/gu;
+// A letter, mark or digit outside ASCII (punctuation such as — or nbsp is skipped by the regex).
+// (The `v` flag's set subtraction; built from a string because TypeScript targets ES2022.)
+const NON_ASCII_CHAR = new RegExp('[[\\p{L}\\p{M}\\p{N}]--[a-zA-Z0-9]]', 'gv');
 const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
 const NON_ASCII = /[^\x00-\x7f]/;
 const FOLDED_WORD = /[\p{L}\p{N}]+/gu;
@@ -58,7 +60,6 @@ function matchedSpans(text: string, matched: Set<string>, from = 0, to = text.le
   let m: RegExpExecArray | null;
   let added = false;
   while ((m = NON_ASCII_CHAR.exec(slice)) !== null) {
-    if (!WORD_CHAR.test(m[0])) continue;
     let a = m.index;
     let b = m.index + m[0].length;
     while (a > 0 && WORD_CHAR.test(slice[a - 1]!)) a--;
