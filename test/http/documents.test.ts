@@ -269,3 +269,16 @@ t.test('DELETE by urlPattern: search semantics, RE2, invalid and catastrophic pa
   t.same(r.body, { status: 'success', deleted: 0 });
   t.equal((await listing('&url=/pat/2023/a')).total, 1);
 });
+
+t.test('refresh=true: searchable through GET /sites at once; a refreshed delete hides it at once', async (t) => {
+  const word = 'quetzalcoatlus';
+  const w = await post('/sites/pageJson', doc('searchable', { content: `A page about the ${word} pterosaur` }), '&refresh=true');
+  t.equal(w.status, 200);
+  let r = await api(s.url, `/sites?site=default&query=${word}&log=false`);
+  t.equal(r.status, 200, r.text);
+  t.equal(r.body.totalResults, 1);
+  const d = await api(s.url, `/index/documents?token=${s.token}&url=${encodeURIComponent('https://shop.example.com/searchable')}&refresh=true`, { method: 'DELETE' });
+  t.same(d.body, { status: 'success', deleted: 1 });
+  r = await api(s.url, `/sites?site=default&query=${word}&log=false`);
+  t.equal(r.body.totalResults, 0);
+});
