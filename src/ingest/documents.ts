@@ -96,7 +96,9 @@ export async function deleteByUrl(
   url: string,
   opts: { refresh: boolean; crawl?: CrawlHooks; siteId: string },
 ): Promise<number> {
-  cancelCrawls(opts.crawl, opts.siteId, (u) => u === url);
+  // The crawl queue keys URLs without their fragment (crawler normalisation).
+  const unfragmented = url.split('#')[0];
+  cancelCrawls(opts.crawl, opts.siteId, (u) => u === url || u === unfragmented);
   if (!index.has(url)) return 0;
   const seq = await index.write([{ op: 'delete', url }]);
   noteWritten(index, seq);
