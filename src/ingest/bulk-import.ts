@@ -9,8 +9,8 @@
  * otherwise by re-sending the batch entry by entry — so that one bad document does not keep its
  * 99 neighbours out, and reports each rejected entry with its file, line and reason.
  *
- * Progress is measured in input bytes consumed (compressed bytes for `.gz`), so it needs no
- * counting pass over the input.
+ * Progress is measured in input bytes (compressed bytes for `.gz`) whose documents the server
+ * has answered, so it needs no counting pass over the input.
  */
 import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -293,23 +293,26 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
 
   const inFlight = new Set<Promise<void>>();
   let failure: unknown;
+  let bytesRead = 0;
   const dispatch = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
     if (failure) throw failure;
+    // Progress counts input as done once the batch read up to here is answered.
+    const mark = bytesRead;
     const p: Promise<void> = send(batch, refresh)
       .catch((err) => {
         failure ??= err;
       })
       .finally(() => {
         inFlight.delete(p);
-        progress.update(summary);
+        if (!failure) progress.done(mark, summary);
       });
     inFlight.add(p);
   };
 
   let pending: ImportEntry[] = [];
   for (const file of files) {
-    for await (const entry of readEntries(file, (n) => progress.addBytes(n))) {
+    for await (const entry of readEntries(file, (n) => (bytesRead += n))) {
       summary.read++;
       if (entry.parseError !== undefined) {
         summary.rejected.push({ origin: entry.origin, reason: entry.parseError });
@@ -354,11 +357,15 @@ function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** A progress bar on a TTY; a plain line per 10 % otherwise. */
+/**
+ * A progress bar on a TTY; a plain line per 10 % otherwise, and always a last line at the end.
+ * Progress is the share of input bytes whose documents the server has answered.
+ */
 class Progress {
-  private bytes = 0;
+  private doneBytes = 0;
   private lastDecile = 0;
-  private lastDraw = 0;
+  private lastDraw = -Infinity;
+  private lastLine = '';
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number },
     private readonly total: number,
@@ -366,37 +373,41 @@ class Progress {
     private readonly started = clock(),
   ) {}
 
-  addBytes(n: number): void {
-    this.bytes += n;
+  /** Input up to byte `mark` has been answered. */
+  done(mark: number, s: ImportSummary): void {
+    this.doneBytes = Math.max(this.doneBytes, mark);
+    this.draw(s, false);
   }
 
   private fraction(): number {
-    return this.total > 0 ? Math.min(1, this.bytes / this.total) : 1;
+    return this.total > 0 ? Math.min(1, this.doneBytes / this.total) : 1;
   }
 
-  update(s: ImportSummary): void {
+  private draw(s: ImportSummary, final: boolean): void {
     const f = this.fraction();
     if (this.out.isTTY) {
       const now = this.clock();
-      if (now - this.lastDraw < 100 && f < 1) return;
+      if (!final && now - this.lastDraw < 100) return;
       this.lastDraw = now;
       const width = Math.max(10, Math.min(40, (this.out.columns ?? 80) - 50));
       const filled = Math.round(f * width);
       const secs = (now - this.started) / 1000;
       const rate = secs > 0 ? Math.round(s.indexed / secs) : 0;
       this.out.write(`\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(f * 100)).padStart(3)}% ${s.indexed} indexed, ${s.rejected.length} rejected, ${rate}/s `);
-    } else {
-      const decile = Math.floor(f * 10);
-      if (decile > this.lastDecile) {
-        this.lastDecile = decile;
-        this.out.write(`${decile * 10}% read: ${s.indexed} indexed, ${s.rejected.length} rejected\n`);
-      }
+      if (final) this.out.write('\n');
+      return;
+    }
+    const decile = Math.floor(f * 10);
+    if (decile > this.lastDecile || final) {
+      this.lastDecile = decile;
+      const line = `${decile * 10}% done: ${s.indexed} indexed, ${s.rejected.length} rejected\n`;
+      if (line !== this.lastLine) this.out.write(line);
+      this.lastLine = line;
     }
   }
 
   finish(s: ImportSummary): void {
-    this.bytes = this.total;
-    this.update(s);
-    if (this.out.isTTY) this.out.write('\n');
+    this.doneBytes = this.total;
+    this.draw(s, true);
   }
 }

@@ -83,7 +83,7 @@ t.test('JSON array: bad entry isolated, relative URL prefixed, plain progress li
   t.equal(s.rejected.length, 1);
   t.match(s.rejected[0], { origin: 'pages.json[2]', url: 'https://docs.example.com/guide/upgrade.html', reason: /title must be a string/ });
   t.ok(stub.accepted.has('https://docs.example.com/guide/configure.html'));
-  t.match(out.text(), /100% read: 3 indexed, 1 rejected/);
+  t.match(out.text(), /100% done: 3 indexed, 1 rejected/);
   t.match(formatSummary(s), /4 entries .*3 indexed, 1 rejected[\s\S]*pages\.json\[2\]/);
 });
 

@@ -39,7 +39,7 @@ t.test('JSON file with a relative URL and one bad entry', async (t) => {
   t.equal(r.code, 1, r.stderr);
   t.match(r.stdout, /4 entries.*3 indexed, 1 rejected/);
   t.match(r.stdout, /rejected pages\.json\[2\] \(https:\/\/docs\.example\.com\/guide\/upgrade\.html\): .*title/);
-  t.match(r.stderr, /100% read/);
+  t.match(r.stderr, /100% done: 3 indexed, 1 rejected/);
   t.same(await listed('docs.example.com/guide/'), [
     'https://docs.example.com/guide/backup.html',
     'https://docs.example.com/guide/configure.html',
