@@ -19,7 +19,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
-import { words, urlWords, stemEn, compounds, urlCompounds } from '../search/analyze.js';
+import { words, urlWords, stemEn, urlCompounds, analyzeText } from '../search/analyze.js';
 
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
@@ -69,24 +69,43 @@ export interface WriteOptions {
 
 /** The per-field word lists of a searchable document, in FIELDS order. */
 export function fieldWords(doc: PageDoc): string[][] {
-  return [
-    words(doc.title),
-    words(doc.keywords.join(' \u2029 ')),
-    words(doc.headings.join(' \u2029 ')),
-    urlWords(doc.url),
-    words(doc.description ? doc.description + ' \u2029 ' + doc.content : doc.content),
-  ];
+  return analyzeDoc(doc).words;
 }
 
 /** Compound words of each field (see `compounds`): counted in postings, not in lengths or FTS. */
 export function fieldCompounds(doc: PageDoc): string[][] {
-  return [
-    compounds(doc.title),
-    compounds(doc.keywords.join(' \u2029 ')),
-    compounds(doc.headings.join(' \u2029 ')),
-    urlCompounds(doc.url),
-    compounds(doc.content),
+  return analyzeDoc(doc).compounds;
+}
+
+/** Words and compounds of each field, in FIELDS order, in one pass per field. */
+export function analyzeDoc(doc: PageDoc): { words: string[][]; compounds: string[][] } {
+  const texts = [
+    doc.title,
+    doc.keywords.join(' \u2029 '),
+    doc.headings.join(' \u2029 '),
+    null,
+    doc.description ? doc.description + ' \u2029 ' + doc.content : doc.content,
   ];
+  const w: string[][] = [];
+  const c: string[][] = [];
+  for (const t of texts) {
+    if (t === null) {
+      w.push(urlWords(doc.url));
+      c.push(urlCompounds(doc.url));
+      continue;
+    }
+    if (w.length === NFIELDS - 1) {
+      // Content: words only. Compounds matter for identifiers in titles, headings and URLs,
+      // and finding them in long text costs a second pass.
+      w.push(words(t));
+      c.push([]);
+      continue;
+    }
+    const r = analyzeText(t);
+    w.push(r.words);
+    c.push(r.compounds);
+  }
+  return { words: w, compounds: c };
 }
 
 /**
@@ -96,10 +115,6 @@ export function fieldCompounds(doc: PageDoc): string[][] {
  */
 export const FTS_BEGIN = 'xqzbeg';
 export const FTS_END = 'xqzend';
-
-function bounded(parts: string[]): string {
-  return parts.map((p) => `${FTS_BEGIN} ${words(p).join(' ')} ${FTS_END}`).join(' ');
-}
 
 // Section numbering in front of documentation titles ("Chapter 5.", "E.3.", "F.1.", "IV.").
 const NUMBERING_RE = /^\s*(?:(?:appendix|chapter|part|section)\s+)?(?:[a-z]|[ivxlc]+|\d+)(?:\.\d+)*\.(?=\s)\s*/i;
@@ -144,76 +159,186 @@ CREATE TABLE docs(
   id INTEGER PRIMARY KEY, url TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
   first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
   grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
-  data_points TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, image TEXT, description TEXT,
-  body TEXT NOT NULL);
-CREATE INDEX docs_url ON docs(url);
+  data_points TEXT NOT NULL, title TEXT NOT NULL, headings TEXT NOT NULL, content TEXT NOT NULL,
+  image TEXT, description TEXT, body TEXT NOT NULL);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
-CREATE INDEX terms_stem ON terms(stem);
-CREATE VIRTUAL TABLE fts USING fts5(title, keywords, headings, url, content, content='', columnsize=0, detail=full,
-  tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 `;
+// Built after the bulk inserts: cheaper than maintaining them row by row.
+const POST_SCHEMA = `
+CREATE INDEX docs_url ON docs(url);
+CREATE INDEX terms_stem ON terms(stem);
+CREATE VIRTUAL TABLE fts USING fts5(title, headings, content, content='docs', content_rowid='id', columnsize=0, detail=full,
+  tokenize="unicode61 remove_diacritics 2");
+INSERT INTO fts(fts) VALUES('rebuild');
+`;
+
+const DOC_COLUMNS = 'id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,headings,content,image,description,body';
+
+function createFile(path: string): Database.Database {
+  if (fs.existsSync(path)) throw new Error(`segment file already exists: ${path}`);
+  const db = new Database(path);
+  // A segment is written once by one thread; a crash mid-build leaves a file no manifest
+  // lists, which start-up deletes. So no journal, and one fsync at the end (sealFile).
+  db.pragma('journal_mode = OFF');
+  db.pragma('synchronous = OFF');
+  db.pragma('page_size = 8192');
+  db.pragma('cache_size = -65536');
+  db.exec(SCHEMA);
+  return db;
+}
+
+/** Finishes a segment: indexes, FTS5 build, meta, then close and fsync the file. */
+function sealFile(db: Database.Database, path: string, meta: Record<string, string | number>): SegmentInfo {
+  try {
+    db.exec(POST_SCHEMA);
+    const ins = db.prepare('INSERT INTO meta(key,value) VALUES (?,?)');
+    db.transaction(() => {
+      for (const [k, v] of Object.entries(meta)) ins.run(k, String(v));
+      ins.run('format', String(SEGMENT_FORMAT));
+      ins.run('created', new Date().toISOString());
+    })();
+  } finally {
+    db.close();
+  }
+  const fd = fs.openSync(path, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return readInfo(path);
+}
+
+/**
+ * Accumulates postings for one segment build. Terms get dense indexes; a document's term
+ * frequencies are counted in a typed scratch array and appended to each term's flat list
+ * `[docId, tf title, keywords, headings, url, content, ...]` once per document.
+ */
+class PostingsBuilder {
+  private readonly index = new Map<string, number>();
+  readonly terms: string[] = [];
+  readonly lists: number[][] = [];
+  private english = new Uint8Array(1024);
+  private seen = new Int32Array(1024).fill(-1);
+  private scratch = new Uint16Array(1024 * NFIELDS);
+  private readonly touched: number[] = [];
+  private doc = -1;
+
+  begin(id: number): void {
+    this.doc = id;
+  }
+
+  add(field: number, term: string): void {
+    let i = this.index.get(term);
+    if (i === undefined) {
+      i = this.terms.length;
+      this.index.set(term, i);
+      this.terms.push(term);
+      this.lists.push([]);
+      if (i >= this.seen.length) this.grow();
+    }
+    if (this.seen[i] !== this.doc) {
+      this.seen[i] = this.doc;
+      this.touched.push(i);
+    }
+    const k = i * NFIELDS + field;
+    if (this.scratch[k]! < 65535) this.scratch[k]!++;
+  }
+
+  /** Ends the current document; `english` marks its words for stemming. */
+  end(english: boolean): void {
+    for (const i of this.touched) {
+      const k = i * NFIELDS;
+      const sc = this.scratch;
+      this.lists[i]!.push(this.doc, sc[k]!, sc[k + 1]!, sc[k + 2]!, sc[k + 3]!, sc[k + 4]!);
+      sc.fill(0, k, k + NFIELDS);
+      if (english) this.english[i] = 1;
+    }
+    this.touched.length = 0;
+  }
+
+  /** Marks a term as never stemmed (compounds): call before {@link end}. */
+  isEnglish(term: string): boolean {
+    const i = this.index.get(term);
+    return i !== undefined && this.english[i] === 1;
+  }
+
+  private grow(): void {
+    const n = this.seen.length * 2;
+    const seen = new Int32Array(n).fill(-1);
+    seen.set(this.seen);
+    this.seen = seen;
+    const en = new Uint8Array(n);
+    en.set(this.english);
+    this.english = en;
+    const sc = new Uint16Array(n * NFIELDS);
+    sc.set(this.scratch);
+    this.scratch = sc;
+  }
+
+  /** Encodes one term's postings (ids ascending); returns [blob, df]. */
+  static encode(p: number[]): [Buffer, number] {
+    const w = new ByteWriter();
+    let prev = 0;
+    let df = 0;
+    for (let i = 0; i < p.length; i += NFIELDS + 1) {
+      const id = p[i]!;
+      let mask = 0;
+      for (let f = 0; f < NFIELDS; f++) if (p[i + 1 + f]! > 0) mask |= 1 << f;
+      w.varint(id - prev);
+      prev = id;
+      w.byte(mask);
+      for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(p[i + 1 + f]!);
+      df++;
+    }
+    return [w.bytes(), df];
+  }
+}
+
+function markedHeadings(headings: string[]): string {
+  return headings.map((h) => `${FTS_BEGIN} ${h} ${FTS_END}`).join(' ');
+}
 
 /**
  * Writes a new segment file at `path` (must not exist) holding `entries` and `deletes`
  * (the caller has already de-duplicated: at most one entry per URL). Synchronous; runs in a
- * pool worker. Uses `journal_mode=DELETE` and `synchronous=FULL`, so the file is complete and
- * fsync'd when this returns; the caller still fsyncs the directory after renaming it.
+ * pool worker. The file is complete and fsync'd when this returns; the caller renames it into
+ * place and fsyncs the directory.
  */
 export function writeSegment(path: string, entries: SegmentEntry[], deletes: SegmentDelete[], opts: WriteOptions): SegmentInfo {
-  if (fs.existsSync(path)) throw new Error(`segment file already exists: ${path}`);
-  const db = new Database(path);
+  const db = createFile(path);
+  const pb = new PostingsBuilder();
+  let searchable = 0;
+  let minSeq = Number.MAX_SAFE_INTEGER;
+  let maxSeq = 0;
   try {
-    db.pragma('journal_mode = DELETE');
-    db.pragma('synchronous = FULL');
-    db.pragma('page_size = 8192');
-    db.exec(SCHEMA);
-    // term → [docId, mask, tf..., docId, mask, tf..., ...]
-    const postings = new Map<string, number[]>();
-    const english = new Set<string>();
-    const insDoc = db.prepare(
-      'INSERT INTO docs(id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,content,image,description,body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
-    );
-    const insFts = db.prepare('INSERT INTO fts(rowid,title,keywords,headings,url,content) VALUES (?,?,?,?,?,?)');
+    const insDoc = db.prepare(`INSERT INTO docs(${DOC_COLUMNS}) VALUES (${DOC_COLUMNS.split(',').map(() => '?').join(',')})`);
     const insDel = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
-    let searchable = 0;
-    let minSeq = Number.MAX_SAFE_INTEGER;
-    let maxSeq = 0;
-    const tx = db.transaction(() => {
+    db.transaction(() => {
       entries.forEach((e, id) => {
         const d = e.doc;
         minSeq = Math.min(minSeq, e.seq);
         maxSeq = Math.max(maxSeq, e.seq);
         const lang = d.language ?? opts.defaultLanguage;
         let lengths = [0, 0, 0, 0, 0];
-        if (d.status === 200) {
+        const ok = d.status === 200;
+        if (ok) {
           searchable++;
-          const fw = fieldWords(d);
+          const { words: fw, compounds: fc } = analyzeDoc(d);
           lengths = fw.map((w) => w.length);
-          const tfs = new Map<string, number[]>();
-          const fc = fieldCompounds(d);
+          pb.begin(id);
           for (let f = 0; f < NFIELDS; f++) {
-            for (const w of fw[f]!.concat(fc[f]!)) {
-              let t = tfs.get(w);
-              if (!t) tfs.set(w, (t = [0, 0, 0, 0, 0]));
-              t[f]!++;
-            }
+            for (const w of fw[f]!) pb.add(f, w);
+            for (const w of fc[f]!) pb.add(f, w);
           }
-          for (const [w, t] of tfs) {
-            let p = postings.get(w);
-            if (!p) postings.set(w, (p = []));
-            let mask = 0;
-            for (let f = 0; f < NFIELDS; f++) if (t[f]! > 0) mask |= 1 << f;
-            p.push(id, mask);
-            for (let f = 0; f < NFIELDS; f++) if (t[f]! > 0) p.push(t[f]!);
-            if (lang === 'en') english.add(w);
-          }
-          insFts.run(id, bounded([titleWithoutNumbering(d.title)]), bounded(d.keywords), bounded(d.headings), fw[3]!.join(' '), fw[4]!.join(' '));
+          pb.end(lang === 'en');
         }
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
-          d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters),
-          JSON.stringify(d.dataPoints), d.title, d.content, d.imageUrl, d.description ?? null, JSON.stringify({ ...d, content: undefined }),
+          d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters), JSON.stringify(d.dataPoints),
+          ok ? d.title : '', ok ? markedHeadings(d.headings) : '', ok ? d.content : '', d.imageUrl, d.description ?? null,
+          JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title }),
         );
       });
       for (const del of deletes) {
@@ -222,40 +347,120 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
         insDel.run(del.url, del.seq, del.at);
       }
       const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
-      const sorted = [...postings.keys()].sort();
-      for (const term of sorted) {
-        const p = postings.get(term)!;
-        const w = new ByteWriter();
-        let prev = 0;
-        let df = 0;
-        for (let i = 0; i < p.length; ) {
-          const id = p[i++]!;
-          const mask = p[i++]!;
-          w.varint(id - prev);
-          prev = id;
-          w.byte(mask);
-          for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(p[i++]!);
-          df++;
-        }
-        insTerm.run(term, english.has(term) ? stemEn(term) : term, df, w.bytes());
+      const order = pb.terms.map((_, i) => i).sort((x, y) => (pb.terms[x]! < pb.terms[y]! ? -1 : 1));
+      for (const i of order) {
+        const term = pb.terms[i]!;
+        const [blob, df] = PostingsBuilder.encode(pb.lists[i]!);
+        insTerm.run(term, pb.isEnglish(term) ? stemEn(term) : term, df, blob);
       }
-      if (minSeq === Number.MAX_SAFE_INTEGER) minSeq = 0;
-      const meta = db.prepare('INSERT INTO meta(key,value) VALUES (?,?)');
-      meta.run('format', String(SEGMENT_FORMAT));
-      meta.run('docCount', String(entries.length));
-      meta.run('searchableCount', String(searchable));
-      meta.run('deleteCount', String(deletes.length));
-      meta.run('minSeq', String(minSeq));
-      meta.run('maxSeq', String(maxSeq));
-      meta.run('created', new Date().toISOString());
-    });
-    tx();
-    db.exec("INSERT INTO fts(fts) VALUES('optimize')");
-  } finally {
+    })();
+  } catch (e) {
     db.close();
+    throw e;
   }
-  const info = readInfo(path);
-  return info;
+  if (minSeq === Number.MAX_SAFE_INTEGER) minSeq = 0;
+  return sealFile(db, path, {
+    docCount: entries.length, searchableCount: searchable, deleteCount: deletes.length, minSeq, maxSeq,
+  });
+}
+
+/** One source of a merge: a sealed segment and the row ids to keep (ascending). */
+export interface MergeSource {
+  path: string;
+  liveIds: number[];
+}
+
+/**
+ * Merges the live rows of `sources` into a new segment at `path`, without re-analysing any
+ * text: stored rows are copied by SQL, postings are decoded, filtered, renumbered and
+ * re-encoded term by term (a k-way merge over the sources' sorted term tables, so memory stays
+ * flat), and FTS5 is rebuilt from the copied rows. Rows keep their seq/at/firstAt. Runs in a
+ * pool worker.
+ */
+export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[]): SegmentInfo {
+  const db = createFile(path);
+  let next = 0;
+  let searchable = 0;
+  let minSeq = Number.MAX_SAFE_INTEGER;
+  let maxSeq = 0;
+  // old id → new id per source (-1 when dropped).
+  const maps: Int32Array[] = [];
+  try {
+    db.exec('CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
+    for (const src of sources) {
+      db.prepare('ATTACH DATABASE ? AS src').run(src.path);
+      try {
+        const n = db.prepare('SELECT count(*) FROM src.docs').pluck().get() as number;
+        const map = new Int32Array(n).fill(-1);
+        db.transaction(() => {
+          db.exec('DELETE FROM temp.idmap');
+          const insMap = db.prepare('INSERT INTO temp.idmap(old,new) VALUES (?,?)');
+          for (const old of src.liveIds) {
+            map[old] = next;
+            insMap.run(old, next++);
+          }
+          db.exec(`INSERT INTO main.docs(${DOC_COLUMNS}) SELECT m.new, ${DOC_COLUMNS.split(',').slice(1).map((c) => 'd.' + c).join(',')}
+                   FROM src.docs d JOIN temp.idmap m ON d.id = m.old ORDER BY m.new`);
+        })();
+        const st = db.prepare('SELECT min(d.seq) AS lo, max(d.seq) AS hi, sum(d.status = 200) AS ok FROM src.docs d JOIN temp.idmap m ON d.id = m.old').get() as { lo: number | null; hi: number | null; ok: number | null };
+        if (st.lo !== null) minSeq = Math.min(minSeq, st.lo);
+        if (st.hi !== null) maxSeq = Math.max(maxSeq, st.hi);
+        searchable += st.ok ?? 0;
+        maps.push(map);
+      } finally {
+        db.exec('DETACH DATABASE src');
+      }
+    }
+    const insDel = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
+    const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
+    const readers = sources.map((s) => new Database(s.path, { readonly: true, fileMustExist: true }));
+    try {
+      const its = readers.map((r) => (r.prepare('SELECT term, stem, postings FROM terms ORDER BY term').iterate() as IterableIterator<{ term: string; stem: string; postings: Buffer }>));
+      const heads = its.map((it) => it.next());
+      db.transaction(() => {
+        for (const del of deletes) {
+          minSeq = Math.min(minSeq, del.seq);
+          maxSeq = Math.max(maxSeq, del.seq);
+          insDel.run(del.url, del.seq, del.at);
+        }
+        for (;;) {
+          let term: string | null = null;
+          for (const h of heads) if (!h.done && (term === null || h.value.term < term)) term = h.value.term;
+          if (term === null) break;
+          const w = new ByteWriter();
+          let prev = 0;
+          let df = 0;
+          let stem = term;
+          heads.forEach((h, si) => {
+            if (h.done || h.value.term !== term) return;
+            if (h.value.stem !== term) stem = h.value.stem;
+            const p = decodePostings(h.value.postings);
+            const map = maps[si]!;
+            for (let i = 0; i < p.ids.length; i++) {
+              const id = map[p.ids[i]!]!;
+              if (id < 0) continue;
+              let mask = 0;
+              for (let f = 0; f < NFIELDS; f++) if (p.tfs[i * NFIELDS + f]! > 0) mask |= 1 << f;
+              w.varint(id - prev);
+              prev = id;
+              w.byte(mask);
+              for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(p.tfs[i * NFIELDS + f]!);
+              df++;
+            }
+            heads[si] = its[si]!.next();
+          });
+          if (df > 0) insTerm.run(term, stem, df, w.bytes());
+        }
+      })();
+    } finally {
+      for (const r of readers) r.close();
+    }
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  if (minSeq === Number.MAX_SAFE_INTEGER) minSeq = 0;
+  return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length, minSeq, maxSeq });
 }
 
 function readInfo(path: string): SegmentInfo {
@@ -343,7 +548,7 @@ export class SegmentReader {
     this.stmtTerm = db.prepare('SELECT postings FROM terms WHERE term = ?').pluck();
     this.stmtStem = db.prepare('SELECT term FROM terms WHERE stem = ?').pluck();
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
-    this.stmtBody = db.prepare('SELECT body, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
+    this.stmtBody = db.prepare('SELECT body, title, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
     this.stmtCard = db.prepare(
       `SELECT url, title, substr(content, 1, ${CARD_CONTENT_LIMIT}) AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?`,
     );
@@ -380,10 +585,17 @@ export class SegmentReader {
 
   /** The stored entry of one row. */
   entry(id: number): SegmentEntry {
-    const r = this.stmtBody.get(id) as { body: string; content: string; firstAt: number; seq: number; at: number } | undefined;
+    const r = this.stmtBody.get(id) as { body: string; title: string; content: string; firstAt: number; seq: number; at: number } | undefined;
     if (!r) throw new Error(`no doc ${id} in ${this.path}`);
     const doc = JSON.parse(r.body) as PageDoc;
-    doc.content = r.content;
+    // Non-searchable rows keep their title and content only in the JSON (they may be absent there).
+    if (doc.status === 200) {
+      doc.title = r.title;
+      doc.content = r.content;
+    } else {
+      doc.title ??= '';
+      doc.content ??= '';
+    }
     return { seq: r.seq, at: r.at, firstAt: r.firstAt, doc };
   }
 

@@ -4,7 +4,7 @@
  * and pool workers, so nothing here touches main-thread state.
  */
 import fs from 'node:fs';
-import { SegmentReader, writeSegment, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment.js';
+import { mergeSegments, writeSegment, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment.js';
 
 /** Where a crash test may make the store stall so that a SIGKILL lands there. */
 export type PausePoint = 'build' | 'merge' | 'commit' | 'manifest';
@@ -61,16 +61,7 @@ export function runBuildSegment(t: BuildSegmentTask): SegmentInfo {
  * the source segments, unchanged (same seq, at, firstAt), into one new segment.
  */
 export function runMergeSegments(t: MergeSegmentsTask): SegmentInfo {
-  const entries: SegmentEntry[] = [];
-  for (const src of t.sources) {
-    const reader = SegmentReader.open(src.path);
-    try {
-      for (const id of src.liveIds) entries.push(reader.entry(id));
-    } finally {
-      reader.close();
-    }
-  }
-  const info = writeSegment(t.path, entries, t.deletes, { defaultLanguage: t.defaultLanguage });
+  const info = mergeSegments(t.path, t.sources, t.deletes);
   if (t.pauseIn === 'merge') stallForever('merge');
   return info;
 }

@@ -8,8 +8,7 @@ import model from 'wink-eng-lite-web-model';
 
 const nlp = winkNLP(model, []);
 const its = nlp.its;
-// wink-nlp's typings do not accept `its.stem` in `out()`, although it works at run time.
-const itsStem = its.stem as unknown as typeof its.value;
+const modelStem = (model as unknown as { addons: { stem: (w: string) => string } }).addons.stem;
 
 // Letters that NFD does not decompose into base + mark.
 const SPECIAL_FOLDS: Record<string, string> = {
@@ -21,18 +20,51 @@ const WORD_RE = /[\p{L}\p{N}]+/gu;
 
 /** NFKC + lower case + diacritics removed. Keeps non-word characters (callers split). */
 export function fold(text: string): string {
+  // Fast path: plain ASCII only needs lower-casing.
+  if (isPlain(text)) return text.toLowerCase();
   let s = text.normalize('NFKC').toLowerCase();
-  // Fast path: plain ASCII needs nothing more.
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(s)) return s;
   s = s.normalize('NFD').replace(MARKS_RE, '').replace(SPECIAL_RE, (c) => SPECIAL_FOLDS[c] ?? c);
   return s.normalize('NFC');
 }
 
 /** Folded words of `text`, in order. A word is a maximal run of letters and digits. */
 export function words(text: string): string[] {
+  if (isPlain(text)) return text.toLowerCase().match(ASCII_WORD_RE) ?? [];
   return fold(text).match(WORD_RE) ?? [];
 }
+
+/** Whether `text` has no letter, digit or mark outside ASCII (so lower-casing is its folding). */
+function isPlain(text: string): boolean {
+  // Visit only the non-ASCII characters (usually a few dashes and quotes, if any).
+  ANY_NON_ASCII_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = ANY_NON_ASCII_RE.exec(text)) !== null) if (WORD_CHAR_RE.test(m[0])) return false;
+  return true;
+}
+
+const ANY_NON_ASCII_RE = /[^\x00-\x7f]/g;
+const WORD_CHAR_RE = /[\p{L}\p{M}\p{N}]/u;
+
+/**
+ * Words and compounds of `text` in one pass (segment builds: the hot loop of indexing).
+ * Same results as {@link words} and {@link compounds}.
+ */
+export function analyzeText(text: string): { words: string[]; compounds: string[] } {
+  if (!isPlain(text)) return { words: words(text), compounds: compounds(text) };
+  const w: string[] = [];
+  const c: string[] = [];
+  const lower = text.toLowerCase();
+  for (const m of lower.match(ASCII_COMPOUND_RE) ?? []) c.push(m.replace(JOINERS_RE, ''));
+  return { words: lower.match(ASCII_WORD_RE) ?? w, compounds: c };
+}
+
+// A letter, digit or mark outside ASCII. Text without one (only ASCII words, perhaps with
+// typographic punctuation like — or “) is tokenized on the fast ASCII path. Built from a
+// string: the `v` flag's set subtraction is newer than the TypeScript target.
+const NON_ASCII_RE = new RegExp('[[\\p{L}\\p{M}\\p{N}]--[a-zA-Z0-9]]', 'v');
+const ASCII_WORD_RE = /[a-z0-9]+/g;
+const ASCII_COMPOUND_RE = /[a-z0-9]+(?:[_\-.'/:+][a-z0-9]+)+/g;
+const JOINERS_RE = /[_\-.'/:+]/g;
 
 /** One word with its character span in the ORIGINAL text (for highlighting). */
 export interface WordSpan {
@@ -71,8 +103,10 @@ export function stemEn(word: string): string {
   if (word.length < 3 || /\d/.test(word)) return word;
   let s = stemCache.get(word);
   if (s === undefined) {
-    const out = nlp.readDoc(word).tokens().out(itsStem) as string[];
-    s = out.length === 1 && out[0] ? out[0] : word;
+    // wink-nlp's own Porter2 stemmer (the one behind `its.stem`), called directly: building a
+    // document per word costs ~40 µs, the stemmer alone well under one.
+    const out = modelStem(word);
+    s = out ? out : word;
     if (stemCache.size > 200_000) stemCache.clear();
     stemCache.set(word, s);
   }
@@ -104,6 +138,10 @@ const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
  */
 export function compounds(text: string): string[] {
   const out: string[] = [];
+  if (isPlain(text)) {
+    for (const m of text.toLowerCase().match(ASCII_COMPOUND_RE) ?? []) out.push(m.replace(JOINERS_RE, ''));
+    return out;
+  }
   for (const m of fold(text).matchAll(COMPOUND_RE)) {
     const parts = m[0].match(WORD_RE);
     if (parts && parts.length > 1) out.push(parts.join(''));

@@ -84,3 +84,43 @@ t.test('refuses a file of another format', async (t) => {
   db.close();
   t.throws(() => SegmentReader.open(file), /format 99/);
 });
+
+t.test('a merge equals a fresh build of the same live rows', async (t) => {
+  const { mergeSegments } = await import('../../src/index/segment.js');
+  const mk = (i: number, extra = {}) => ({
+    seq: i + 1, at: 1000 + i, firstAt: 500 + i,
+    doc: makeDoc(`https://m.test/${i}`, `Page ${i} about tables`, `content ${i % 7} shared words e-mail pg_proc ${'x'.repeat(i % 5)}`, {
+      headings: [`Heading ${i}`], keywords: i % 2 ? ['kw'] : [], ...(i % 4 === 0 ? { language: 'de' } : {}), ...extra,
+    }),
+  });
+  const a = Array.from({ length: 40 }, (_, i) => mk(i));
+  const b = Array.from({ length: 30 }, (_, i) => mk(40 + i, i === 3 ? { status: 404, message: 'gone' } : {}));
+  const fa = path.join(dir, 'ma.seg');
+  const fb = path.join(dir, 'mb.seg');
+  writeSegment(fa, a, [], { defaultLanguage: 'en' });
+  writeSegment(fb, b, [{ seq: 100, at: 1, url: 'https://m.test/old' }], { defaultLanguage: 'en' });
+  const liveA = a.map((_, i) => i).filter((i) => i % 3 !== 0);
+  const liveB = b.map((_, i) => i).filter((i) => i % 5 !== 1);
+  const merged = path.join(dir, 'merged.seg');
+  const info = mergeSegments(merged, [{ path: fa, liveIds: liveA }, { path: fb, liveIds: liveB }], [{ seq: 100, at: 1, url: 'https://m.test/old' }]);
+  const fresh = path.join(dir, 'fresh.seg');
+  writeSegment(fresh, [...liveA.map((i) => a[i]!), ...liveB.map((i) => b[i]!)], [{ seq: 100, at: 1, url: 'https://m.test/old' }], { defaultLanguage: 'en' });
+  const rm = SegmentReader.open(merged);
+  const rf = SegmentReader.open(fresh);
+  t.teardown(() => (rm.close(), rf.close()));
+  t.equal(info.docCount, liveA.length + liveB.length);
+  t.same(rm.info, { ...rf.info, bytes: rm.info.bytes });
+  t.same(rm.rows(), rf.rows());
+  t.same(rm.deletes(), rf.deletes());
+  t.same(rm.terms(), rf.terms());
+  for (const term of rf.terms()) {
+    const pm = rm.postings(term)!;
+    const pf = rf.postings(term)!;
+    t.same([...pm.ids], [...pf.ids], `ids of ${term}`);
+    t.same([...pm.tfs], [...pf.tfs], `tfs of ${term}`);
+    t.same(rm.termsWithStem(term).sort(), rf.termsWithStem(term).sort(), `stem of ${term}`);
+  }
+  for (let id = 0; id < info.docCount; id++) t.same(rm.entry(id), rf.entry(id), `entry ${id}`);
+  t.same([...rm.ftsMatch('headings : ("xqzbeg" + "heading" + "41" + "xqzend")')], [...rf.ftsMatch('headings : ("xqzbeg" + "heading" + "41" + "xqzend")')]);
+  t.equal(rm.ftsMatch('"about tables"').size, info.searchableCount);
+});
