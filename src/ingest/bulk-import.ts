@@ -9,7 +9,7 @@
  * otherwise by re-sending the batch entry by entry — so that one bad document does not keep its
  * 99 neighbours out, and reports each rejected entry with its file, line and reason.
  *
- * Progress is measured in input bytes (compressed bytes for `.gz`) whose documents the server
+ * Progress is measured in input bytes (uncompressed, for `.gz` too) whose documents the server
  * has answered, so it needs no counting pass over the input.
  */
 import { createReadStream, promises as fsp } from 'node:fs';
@@ -92,15 +92,16 @@ export async function listInputFiles(input: string): Promise<string[]> {
 }
 
 /**
- * Reads the entries of one file. `onBytes` is told how many (raw, possibly compressed) bytes
- * were consumed, for progress.
+ * Reads the entries of one file. `onBytes` is told how many (decompressed) bytes were read,
+ * for progress.
  */
 export async function* readEntries(file: string, onBytes: (n: number) => void = () => {}): AsyncGenerator<ImportEntry> {
   const gz = file.endsWith('.gz');
   const raw = createReadStream(file);
-  raw.on('data', (chunk) => onBytes(chunk.length));
   const text = gz ? raw.pipe(createGunzip()) : raw;
-  raw.on('error', (err) => text.emit('error', err));
+  // Decompressed bytes for .gz: the compressed stream is read far ahead of the parsed entries.
+  text.on('data', (chunk: Buffer) => onBytes(chunk.length));
+  if (gz) raw.on('error', (err) => text.emit('error', err));
   const name = path.basename(file);
   const isJsonl = /\.(jsonl|ndjson)(\.gz)?$/.test(file);
   if (isJsonl) {
@@ -178,7 +179,7 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
   const files = await listInputFiles(opts.input);
   if (files.length === 0) throw new ImportAborted(`No .json, .jsonl or .jsonl.gz files found in ${opts.input}.`);
   let totalBytes = 0;
-  for (const f of files) totalBytes += (await fsp.stat(f)).size;
+  for (const f of files) totalBytes += await inputSize(f);
 
   const summary: ImportSummary = { read: 0, indexed: 0, rejected: [], elapsedMs: 0 };
   const progress = new Progress(out, totalBytes, clock);
@@ -334,6 +335,23 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
   summary.elapsedMs = clock() - started;
   progress.finish(summary);
   return summary;
+}
+
+/**
+ * Bytes {@link readEntries} will report for `file`: its size, or for `.gz` the uncompressed size
+ * from the gzip trailer (ISIZE, exact below 4 GiB for single-member files).
+ */
+export async function inputSize(file: string): Promise<number> {
+  const { size } = await fsp.stat(file);
+  if (!file.endsWith('.gz') || size < 18) return size;
+  const fh = await fsp.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(4);
+    await fh.read(buf, 0, 4, size - 4);
+    return buf.readUInt32LE(0);
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Renders the final summary as lines of text (at most `maxReasons` rejection lines). */

@@ -11,6 +11,6 @@ export { compileUrlPattern, MAX_PATTERN_LENGTH } from './url-pattern.js';
 export type { UrlMatcher } from './url-pattern.js';
 export { indexStatus, indexedContent, parseStatusFilter, toIndexedPage } from './reports.js';
 export type { ContentQuery, ContentPage, IndexedPage, IndexStatusReport } from './reports.js';
-export { runImport, formatSummary, listInputFiles, readEntries, withBaseUrl, ImportAborted } from './bulk-import.js';
+export { runImport, formatSummary, listInputFiles, readEntries, inputSize, withBaseUrl, ImportAborted } from './bulk-import.js';
 export type { ImportOptions, ImportSummary, ImportEntry, Rejection } from './bulk-import.js';
 export { ISO_639_1 } from './languages.js';
