@@ -108,6 +108,8 @@ export function canonicalPageUrl(raw: string): { url: string } | { problem: stri
     return { problem: `must use http or https (got ${quote(parsed.protocol.replace(/:$/, ''))})` };
   }
   if (!parsed.hostname) return { problem: `must include a host (got ${quote(raw)})` };
+  // Credentials in a page URL would be shown to every visitor in search results.
+  if (parsed.username !== '' || parsed.password !== '') return { problem: 'must not contain a user name or password' };
   const url = parsed.href;
   if (url.length > MAX_URL_LENGTH) return { problem: `must be at most ${MAX_URL_LENGTH} characters once normalised` };
   return { url };

@@ -117,6 +117,7 @@ const bad: Array<[string, Record<string, unknown>, string]> = [
   ['url relative', { ...base, url: '/a/b' }, 'url'],
   ['url ftp', { ...base, url: 'ftp://example.com/a' }, 'url'],
   ['url empty', { ...base, url: '' }, 'url'],
+  ['url with credentials', { ...base, url: 'https://user:secret@example.com/a' }, 'url'],
   ['url too long', { ...base, url: `https://example.com/${'a'.repeat(2100)}` }, 'url'],
   ['title missing', { url: base.url, content: 'y' }, 'title'],
   ['title number', { ...base, title: 1 }, 'title'],
