@@ -78,13 +78,13 @@ export function fieldCompounds(doc: PageDoc): string[][] {
 }
 
 /** Words and compounds of each field, in FIELDS order, in one pass per field. */
-export function analyzeDoc(doc: PageDoc): { words: string[][]; compounds: string[][] } {
+export function analyzeDoc(doc: PageDoc, withContent = true): { words: string[][]; compounds: string[][] } {
   const texts = [
     doc.title,
     doc.keywords.join(' \u2029 '),
     doc.headings.join(' \u2029 '),
     null,
-    doc.description ? doc.description + ' \u2029 ' + doc.content : doc.content,
+    withContent ? (doc.description ? doc.description + ' \u2029 ' + doc.content : doc.content) : '',
   ];
   const w: string[][] = [];
   const c: string[][] = [];
@@ -210,6 +210,26 @@ function sealFile(db: Database.Database, path: string, meta: Record<string, stri
   return readInfo(path);
 }
 
+/** ASCII code → lower-cased code for letters and digits, 0 for separators. */
+const LOWER = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) LOWER[c] = c;
+for (let c = 97; c <= 122; c++) LOWER[c] = c;
+for (let c = 65; c <= 90; c++) LOWER[c] = c + 32;
+const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
+
+/** Whether the (non-ASCII) character at `i` is part of a word (letter, digit or mark). */
+function isWordChar(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return WORD_CHAR.test(c >= 0xd800 && c <= 0xdbff ? text.slice(i, i + 2) : text[i]!);
+}
+
+/** The hash addText computes for a plain lower-case word. */
+function hashWord(w: string): number {
+  let h = 0;
+  for (let j = 0; j < w.length; j++) h = (Math.imul(h, 31) + w.charCodeAt(j)) | 0;
+  return h;
+}
+
 /**
  * Accumulates postings for one segment build. Terms get dense indexes; a document's term
  * frequencies are counted in a typed scratch array and appended to each term's flat list
@@ -225,11 +245,17 @@ class PostingsBuilder {
   private readonly touched: number[] = [];
   private doc = -1;
 
+  // Open-addressing table from a word's hash to its term index + 1, so that words of long text
+  // are counted without creating a string per occurrence (see addText).
+  private slots = new Int32Array(1 << 16);
+  private hashes = new Int32Array(1024);
+
   begin(id: number): void {
     this.doc = id;
   }
 
-  add(field: number, term: string): void {
+  /** Index of `term`, created when new. */
+  private termIndex(term: string, h: number): number {
     let i = this.index.get(term);
     if (i === undefined) {
       i = this.terms.length;
@@ -237,7 +263,99 @@ class PostingsBuilder {
       this.terms.push(term);
       this.lists.push([]);
       if (i >= this.seen.length) this.grow();
+      this.hashes[i] = h;
+      if (this.terms.length * 2 > this.slots.length) this.rehash();
+      else this.place(i, h);
     }
+    return i;
+  }
+
+  private place(i: number, h: number): void {
+    const mask = this.slots.length - 1;
+    let k = h & mask;
+    while (this.slots[k] !== 0) k = (k + 1) & mask;
+    this.slots[k] = i + 1;
+  }
+
+  private rehash(): void {
+    this.slots = new Int32Array(this.slots.length * 2);
+    for (let i = 0; i < this.terms.length; i++) this.place(i, this.hashes[i]!);
+  }
+
+  add(field: number, term: string): void {
+    this.count(field, this.termIndex(term, hashWord(term)));
+  }
+
+  /**
+   * Tokenizes `text` exactly like `words()` and counts every word in `field`; returns the
+   * number of words. Plain ASCII words (nearly all of them) are hashed from the text and
+   * looked up without allocating; runs holding other letters take the `words()` path.
+   */
+  addText(field: number, text: string): number {
+    let n = 0;
+    const len = text.length;
+    let i = 0;
+    while (i < len) {
+      let c = text.charCodeAt(i);
+      if (c < 128 ? LOWER[c] === 0 : !isWordChar(text, i)) {
+        i += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
+        continue;
+      }
+      const start = i;
+      let h = 0;
+      let plain = true;
+      while (i < len) {
+        c = text.charCodeAt(i);
+        if (c < 128) {
+          const l = LOWER[c]!;
+          if (l === 0) break;
+          h = (Math.imul(h, 31) + l) | 0;
+          i++;
+        } else if (isWordChar(text, i)) {
+          plain = false;
+          i += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
+        } else break;
+      }
+      if (!plain) {
+        for (const w of words(text.slice(start, i))) {
+          this.add(field, w);
+          n++;
+        }
+        continue;
+      }
+      this.count(field, this.lookup(text, start, i, h));
+      n++;
+    }
+    return n;
+  }
+
+  /** Term index of the plain word text[start, end) (lower-cased), created when new. */
+  private lookup(text: string, start: number, end: number, h: number): number {
+    const mask = this.slots.length - 1;
+    let k = h & mask;
+    for (;;) {
+      const v = this.slots[k]!;
+      if (v === 0) break;
+      const i = v - 1;
+      if (this.hashes[i] === h) {
+        const t = this.terms[i]!;
+        if (t.length === end - start) {
+          let same = true;
+          for (let j = 0; j < t.length; j++) {
+            if (t.charCodeAt(j) !== LOWER[text.charCodeAt(start + j)]) {
+              same = false;
+              break;
+            }
+          }
+          if (same) return i;
+        }
+      }
+      k = (k + 1) & mask;
+    }
+    return this.termIndex(text.slice(start, end).toLowerCase(), h);
+  }
+
+  private count(field: number, i: number): void {
     if (this.seen[i] !== this.doc) {
       this.seen[i] = this.doc;
       this.touched.push(i);
@@ -275,6 +393,9 @@ class PostingsBuilder {
     const sc = new Uint16Array(n * NFIELDS);
     sc.set(this.scratch);
     this.scratch = sc;
+    const hs = new Int32Array(n);
+    hs.set(this.hashes);
+    this.hashes = hs;
   }
 
   /** Encodes one term's postings (ids ascending); returns [blob, df]. */
@@ -325,13 +446,16 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
         const ok = d.status === 200;
         if (ok) {
           searchable++;
-          const { words: fw, compounds: fc } = analyzeDoc(d);
-          lengths = fw.map((w) => w.length);
+          const { words: fw, compounds: fc } = analyzeDoc(d, false);
           pb.begin(id);
-          for (let f = 0; f < NFIELDS; f++) {
+          lengths = fw.map((w) => w.length);
+          for (let f = 0; f < NFIELDS - 1; f++) {
             for (const w of fw[f]!) pb.add(f, w);
             for (const w of fc[f]!) pb.add(f, w);
           }
+          // Content, the bulk of the text, is counted straight from the string.
+          const content = d.description ? d.description + ' \u2029 ' + d.content : d.content;
+          lengths[NFIELDS - 1] = pb.addText(NFIELDS - 1, content);
           pb.end(lang === 'en');
         }
         insDoc.run(
