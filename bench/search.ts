@@ -193,7 +193,7 @@ async function warmUp(base: string, paths: string[]): Promise<{ n: number; meanM
   return { n, meanMs: (performance.now() - t0) / n };
 }
 
-const warmNote = (w: { n: number; meanMs: number }, total: number) => `${w.meanMs.toFixed(1)} ms/query (one client, ${w.n === total ? 'every' : `first ${w.n} of ${total}`} queries)`;
+const warmNote = (w: { n: number; meanMs: number }, total: number) => `${w.meanMs.toFixed(1)} ms/query (one client, ${w.n === total ? 'all' : `first ${w.n} of`} ${total} queries)`;
 
 async function load(rows: Row[], corpus: string, docs: number, engine: string, base: string, script: string): Promise<void> {
   for (const c of CONNECTIONS) {
