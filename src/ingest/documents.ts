@@ -60,30 +60,44 @@ export async function indexPages(index: ProjectIndex, docs: PageDoc[], opts: { r
  */
 export const MAX_PENDING_DOCS = 5_000;
 
-/** Highest seq this module wrote per index: what a waiting writer waits to see published. */
-const lastWrittenSeq = new WeakMap<ProjectIndex, number>();
+/**
+ * Seqs of this module's writes per index, ascending, that may not be published yet: what a
+ * held-back writer waits on. Capped; dropping the oldest only makes a wait target later.
+ */
+const unpublishedSeqs = new WeakMap<ProjectIndex, number[]>();
+const MAX_TRACKED_WRITES = 256;
 
 function noteWritten(index: ProjectIndex, seq: number): void {
-  if (seq > (lastWrittenSeq.get(index) ?? -1)) lastWrittenSeq.set(index, seq);
+  let seqs = unpublishedSeqs.get(index);
+  if (!seqs) unpublishedSeqs.set(index, (seqs = []));
+  if (seqs.length > 0 && seq < seqs[seqs.length - 1]!) return; // ascending; an older seq adds nothing
+  seqs.push(seq);
+  if (seqs.length > MAX_TRACKED_WRITES) seqs.shift();
 }
 
-/** Backpressure: waits while the project's unpublished backlog is at or above the bound. */
+/**
+ * Backpressure: while the project's unpublished backlog is at or above the bound, waits for the
+ * publication of our oldest unpublished write — i.e. for the segment build in progress, not for
+ * the whole backlog — so that the next build starts while writers resume (a pipeline, not
+ * stop-and-go).
+ */
 async function admit(index: ProjectIndex): Promise<void> {
-  let waitedFor: number | undefined;
   for (;;) {
     if (index.stats().pending < MAX_PENDING_DOCS) return;
-    const seq = lastWrittenSeq.get(index);
+    const seqs = unpublishedSeqs.get(index);
     // Once every JSON write is published, what remains (e.g. a crawl) is not ours to wait for.
-    if (seq === undefined || seq === waitedFor) return;
-    // Wait again only when other requests wrote meanwhile; writes are finite, so this ends.
-    waitedFor = seq;
+    if (!seqs || seqs.length === 0) return;
+    const oldest = seqs[0]!;
     try {
-      await index.waitSearchable(seq);
+      await index.waitSearchable(oldest);
     } catch {
       // A failed segment build keeps its ops buffered and is retried by the store; this write
       // is still safe to accept (durability comes from the write log), so stop waiting.
       return;
     }
+    // Published: forget it (another waiter may have done so already). Each round removes at
+    // least one seq, so the loop ends.
+    while (seqs.length > 0 && seqs[0]! <= oldest) seqs.shift();
   }
 }
 

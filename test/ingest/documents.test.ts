@@ -30,6 +30,14 @@ class FakeIndex {
     if (seq <= this.committed) return Promise.resolve();
     return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
   }
+  /** Test control: publish up to `seq`, leaving `pending` entries unpublished. */
+  publishUpTo(seq: number, pending: number): void {
+    this.committed = seq;
+    this.pending = pending;
+    const done = this.waiters.filter((w) => w.seq <= seq);
+    this.waiters = this.waiters.filter((w) => w.seq > seq);
+    for (const w of done) w.resolve();
+  }
   /** Test control: a segment build failed; its waiters are rejected, nothing published. */
   failBuild(): void {
     for (const w of this.waiters.splice(0)) w.reject(new Error('build failed'));
@@ -91,6 +99,25 @@ t.test('a write waits while the unpublished backlog is at the bound, then procee
   f.publish();
   await p;
   t.equal(f.writes.length, 2);
+});
+
+t.test('a held-back write waits for the build in progress, not for the whole backlog', async (t) => {
+  const f = new FakeIndex();
+  for (let i = 0; i < 3; i++) await indexPages(asIndex(f), [page(`https://e.com/${i}`)], { refresh: false });
+  f.pending = MAX_PENDING_DOCS;
+  let done = false;
+  const p = indexPages(asIndex(f), [page('https://e.com/next')], { refresh: false }).then(() => (done = true));
+  await tick();
+  t.equal(done, false);
+  t.same(
+    f.waiters.map((w) => w.seq),
+    [1],
+    'waits on the oldest unpublished write',
+  );
+  // The build holding seq 1 commits; seqs 2-3 are still buffered but the backlog is under the bound.
+  f.publishUpTo(1, MAX_PENDING_DOCS - 1);
+  await p;
+  t.equal(f.writes.length, 4);
 });
 
 t.test('a failed segment build does not fail a write held back by backpressure', async (t) => {
