@@ -34,6 +34,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Search role: where query-log batches are pushed. */
   primaryUrl: string | null;
+  /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
+  testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | null;
 }
 
 /** An unknown or invalid setting. `message` is one line that names the setting. */
@@ -125,6 +127,8 @@ const SPECS: SettingSpec[] = [
   { key: 'refreshMs', env: 'SITESIFT_REFRESH_MS', flag: 'refresh-ms', parse: parseInteger(10, 3_600_000) },
   { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
   { key: 'primaryUrl', env: 'SITESIFT_PRIMARY_URL', flag: 'primary-url', parse: parseHttpUrl },
+  // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
+  { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest'] as const) },
 ];
 
 /**
@@ -148,6 +152,7 @@ export function defaultConfig(): Config {
     refreshMs: 1000,
     maxBodyBytes: 10 * MiB,
     primaryUrl: null,
+    testPauseIn: null,
   };
 }
 

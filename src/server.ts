@@ -160,6 +160,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       clock,
       log: { info: (m) => log.info({}, m), warn: (m) => log.warn({}, m), error: (m) => log.error({}, m) },
       defaultLanguage: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).search.language : 'en'),
+      ...(cfg.testPauseIn ? { pauseIn: cfg.testPauseIn } : {}),
     });
     cleanups.push(() => indexes.closeAll());
     const analytics = new QueryLogService({
