@@ -34,6 +34,7 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_REFRESH_MS: '200',
     SITESIFT_MAX_BODY_BYTES: '2048',
     SITESIFT_PRIMARY_URL: 'http://primary:8080/',
+    SITESIFT_TEST_PAUSE_IN: 'merge',
   });
   t.same(
     { ...c },
@@ -50,6 +51,7 @@ t.test('every setting is read from the environment', async (t) => {
       refreshMs: 200,
       maxBodyBytes: 2048,
       primaryUrl: 'http://primary:8080',
+      testPauseIn: 'merge',
     },
   );
 });
