@@ -25,6 +25,8 @@ import type { FetchExtractResult } from './crawl/page.js';
 import { startGcJob } from '../jobs/gc.js';
 import { startMergeJob } from '../jobs/merge.js';
 import { startQueryLogRollup } from '../jobs/querylog-rollup.js';
+import { startRecrawlJob } from '../jobs/recrawl.js';
+import { startSitemapImportJob } from '../jobs/sitemap-import.js';
 
 export interface StartOptions {
   /** Where the first-start banner goes (default stdout). */
@@ -201,6 +203,14 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       cleanups.push(() => merges.stop());
       const gc = startGcJob({ indexes, onError: onIndexError });
       cleanups.push(() => gc.stop());
+      if (cfg.role === 'primary') {
+        // Per-project sitemap imports and recrawls on their settings' cron expressions.
+        const onCrawlError = (siteId: string, err: unknown) => log.error({ err, siteId }, 'crawl schedule failed');
+        const sitemaps = startSitemapImportJob({ crawl, projects, onError: onCrawlError });
+        cleanups.push(() => sitemaps.stop());
+        const recrawls = startRecrawlJob({ crawl, projects, onError: onCrawlError });
+        cleanups.push(() => recrawls.stop());
+      }
     }
 
     // ---- HTTP
