@@ -1,20 +1,24 @@
 /**
  * Segment file format. A segment is an immutable SQLite file written once by
- * {@link writeSegment} (in a pool worker) and read by {@link SegmentReader} on the main thread.
+ * {@link writeSegment} or {@link mergeSegments} (in a pool worker) and read by
+ * {@link SegmentReader} on the main thread.
  *
  * Tables (format 1):
  * - `meta(key, value)`: `format`, counts, seq range, `created`.
  * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
- *   data_points, body)`: one row per URL, dense ids 0..n-1; `body` is the stored PageDoc JSON;
- *   `lengths` the token count of each FIELDS entry.
+ *   data_points, title, headings, content, image, description, hkeys, body)`: one row per URL,
+ *   dense ids 0..n-1. `lengths` = token count of each FIELDS entry; `headings` = the headings
+ *   wrapped in boundary markers (for FTS5); `hkeys` = hashes of each heading's folded words;
+ *   `body` = the rest of the PageDoc as JSON (title and content live in their columns for
+ *   searchable rows).
  * - `deletes(url, seq, at)`: delete markers.
- * - `terms(term, stem, df, postings)`: our inverted index, one row per folded (unstemmed) word.
- *   `stem` is the English stem when the word occurs in an English document, else the word.
- *   `postings` = for each doc in id order: varint(id delta), field mask byte, varint tf for
- *   each field in the mask. Scoring statistics come from here, summed over live rows of every
- *   segment, so ranking does not depend on how the index is split.
- * - `fts` (FTS5, contentless, detail=full): the folded word streams per field, used for
- *   phrase and proximity queries (`"a b"`, NEAR).
+ * - `terms(term, stem, df, postings)`: our inverted index, one row per folded (unstemmed) word
+ *   or compound. `stem` is the English stem when the word occurs in an English document, else
+ *   the word. `postings` = for each doc in id order: varint(id delta), field mask byte, varint
+ *   tf for each field in the mask. Scoring statistics come from here, summed over live rows of
+ *   every segment, so ranking does not depend on how the index is split.
+ * - `fts` (FTS5, external content over `docs`: title, headings, content; detail=full): built in
+ *   C by `rebuild` after the rows are in; answers phrase queries (`"a b"`) and exclusions.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -160,7 +164,7 @@ CREATE TABLE docs(
   first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
   grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
   data_points TEXT NOT NULL, title TEXT NOT NULL, headings TEXT NOT NULL, content TEXT NOT NULL,
-  image TEXT, description TEXT, body TEXT NOT NULL);
+  image TEXT, description TEXT, hkeys BLOB, body TEXT NOT NULL);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 `;
@@ -173,7 +177,7 @@ CREATE VIRTUAL TABLE fts USING fts5(title, headings, content, content='docs', co
 INSERT INTO fts(fts) VALUES('rebuild');
 `;
 
-const DOC_COLUMNS = 'id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,headings,content,image,description,body';
+const DOC_COLUMNS = 'id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,headings,content,image,description,hkeys,body';
 
 function createFile(path: string): Database.Database {
   if (fs.existsSync(path)) throw new Error(`segment file already exists: ${path}`);
@@ -223,8 +227,15 @@ function isWordChar(text: string, i: number): boolean {
   return WORD_CHAR.test(c >= 0xd800 && c <= 0xdbff ? text.slice(i, i + 2) : text[i]!);
 }
 
-/** The hash addText computes for a plain lower-case word. */
-function hashWord(w: string): number {
+/** Hashes of each heading's folded words (for exact-heading matching in memory). */
+function headingKeysBlob(headings: string[]): Buffer {
+  const keys = new Int32Array(headings.length);
+  headings.forEach((h, i) => (keys[i] = hashWord(words(h).join(' '))));
+  return Buffer.from(keys.buffer);
+}
+
+/** The hash addText computes for a plain lower-case word; also the heading-key hash. */
+export function hashWord(w: string): number {
   let h = 0;
   for (let j = 0; j < w.length; j++) h = (Math.imul(h, 31) + w.charCodeAt(j)) | 0;
   return h;
@@ -462,6 +473,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
           d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters), JSON.stringify(d.dataPoints),
           ok ? d.title : '', ok ? markedHeadings(d.headings) : '', ok ? d.content : '', d.imageUrl, d.description ?? null,
+          ok && d.headings.length ? headingKeysBlob(d.headings) : null,
           JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title }),
         );
       });
@@ -625,10 +637,12 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
   /** Folded words of the title without section numbering, joined by one space. */
   titleKey: string[];
+  /** Per document, the hashWord() of each heading's folded words (null: none). */
+  headingKeys: Array<Int32Array | null>;
 }
 
 /** Longest content prefix read for a result (the snippet scans at most this much). */
-export const CARD_CONTENT_LIMIT = 30_000;
+export const CARD_CONTENT_LIMIT = 12_000;
 
 /** The fields a search result shows. */
 export interface ResultCard {
@@ -757,11 +771,13 @@ export class SegmentReader {
       filters: new Array<FilterValue[] | null>(n).fill(null),
       dataPoints: new Array<DataPoint[] | null>(n).fill(null),
       titleKey: new Array<string>(n).fill(''),
+      headingKeys: new Array<Int32Array | null>(n).fill(null),
     };
     const it = this.db
-      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title FROM docs')
+      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title, hkeys FROM docs')
       .iterate() as IterableIterator<{
       id: number; url: string; status: number; lengths: string; boost: number; grp: string; docType: string; filters: string; dataPoints: string; title: string;
+      hkeys: Buffer | null;
     }>;
     for (const r of it) {
       v.urls[r.id] = r.url;
@@ -774,6 +790,7 @@ export class SegmentReader {
       if (r.filters !== '[]') v.filters[r.id] = JSON.parse(r.filters) as FilterValue[];
       if (r.dataPoints !== '[]') v.dataPoints[r.id] = JSON.parse(r.dataPoints) as DataPoint[];
       if (r.status === 200) v.titleKey[r.id] = words(titleWithoutNumbering(r.title)).join(' ');
+      if (r.hkeys) v.headingKeys[r.id] = new Int32Array(new Uint8Array(r.hkeys).buffer);
     }
     this.values = v;
     return v;

@@ -6,16 +6,17 @@
  * URL ascending), so exact matches always come before typo matches and ties are deterministic.
  * The score is BM25F: per query word, the best of its expansions (exact, stem, synonym, prefix,
  * typo; each with a weight below 1 except exact) of idf × saturated field-weighted tf, summed
- * over query words, times a proximity factor and the page's boost. Every statistic (N, average
+ * over query words, times the page's boost; the top results are then re-ranked by phrase and
+ * exactness signals (title or a heading equal to the query, title starting with or holding it). Every statistic (N, average
  * field lengths, document frequencies) is taken over the live documents of all segments, so the
  * result does not depend on how the index is split.
  */
 import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { NFIELDS, FTS_BEGIN, FTS_END, type Postings } from '../index/segment.js';
+import { NFIELDS, hashWord, type Postings } from '../index/segment.js';
 import type { FieldWeights, FilterDefinition, SearchSettings } from '../types.js';
 import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze.js';
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
-import { typoBudget, Vocabulary } from './typo.js';
+import { typoBudget, Vocabulary, type FuzzyMatch } from './typo.js';
 import { type ActiveFilter, Facet, passes, sortKey, compareKeys, type SortKey } from './filters.js';
 
 export interface SearchRequest {
@@ -74,6 +75,25 @@ export const LONG_QUERY_WORDS = 4;
 
 
 const vocabCache = new WeakMap<object, Vocabulary>();
+const fuzzyCache = new WeakMap<object, Map<string, FuzzyMatch[]>>();
+const FUZZY_CACHE_SIZE = 20_000;
+
+/**
+ * Typo matches of `word` in one segment, cached per segment (segments are immutable, and
+ * visitors repeat queries): the trie walk is the costliest part of query expansion.
+ */
+function fuzzyIn(seg: LiveSegment, word: string, budget: number, prefix: boolean, limit?: number): FuzzyMatch[] {
+  let cache = fuzzyCache.get(seg.reader);
+  if (!cache) fuzzyCache.set(seg.reader, (cache = new Map()));
+  const key = `${budget}${prefix ? 'p' : 'w'}${limit ?? ''}:${word}`;
+  let r = cache.get(key);
+  if (!r) {
+    r = vocabularyOf(seg).fuzzy(word, budget, prefix, limit);
+    if (cache.size >= FUZZY_CACHE_SIZE) cache.clear();
+    cache.set(key, r);
+  }
+  return r;
+}
 function vocabularyOf(seg: LiveSegment): Vocabulary {
   let v = vocabCache.get(seg.reader);
   if (!v) vocabCache.set(seg.reader, (v = new Vocabulary(seg.reader.terms())));
@@ -125,18 +145,17 @@ function expand(
     for (const s of segs) if (s.reader.hasTerm(c)) { add(c, 'exact', 0); break; }
     if (q.prefix && allowPrefix) for (const s of segs) for (const t of s.reader.termsWithPrefix(c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
     const cb = typoBudget([...c].length, tolerance);
-    if (cb > 0) for (const s of segs) for (const m of vocabularyOf(s).fuzzy(c, cb, false)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
+    if (cb > 0) for (const s of segs) for (const m of fuzzyIn(s, c, cb, false)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
   }
   // In long OR queries, typo variants of words the index knows only add noise.
   const budget = typosOnlyWhenUnknown && alts.size > 0 ? 0 : typoBudget([...w].length, tolerance);
   if (budget > 0) {
     for (const s of segs) {
-      const voc = vocabularyOf(s);
-      for (const m of voc.fuzzy(w, budget, false)) {
+      for (const m of fuzzyIn(s, w, budget, false)) {
         if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
       }
       if (q.prefix && allowPrefix && w.length >= 4) {
-        for (const m of voc.fuzzy(w, 1, true, 60)) {
+        for (const m of fuzzyIn(s, w, 1, true, 60)) {
           if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo * KIND_WEIGHT.prefix);
         }
       }
@@ -365,7 +384,7 @@ const PREFIX_READING = 0.6;
 /** How many top results get the phrase/exactness re-ranking. */
 const RERANK_TOP = 100;
 // Multipliers added to 1 for each signal a document shows.
-const BONUS = { titleExact: 3, titleStart: 1, titlePhrase: 1, headingExact: 1.5, headingPhrase: 0.5, contentPhrase: 0.3 };
+const BONUS = { titleExact: 3, titleStart: 1, titlePhrase: 1, headingExact: 1.5 };
 
 /** The query as a phrase of indexed words, for exactness signals. */
 interface QueryPhrase {
@@ -438,12 +457,7 @@ function applyPhraseBonus(hits: Hit[], phrases: QueryPhrase[]): void {
 function phraseBonus(top: Hit[], phrase: QueryPhrase): Map<Hit, number> {
   const out = new Map<Hit, number>();
   const text = phrase.words.join(' ');
-  const quoted = phrase.words.map((w, i) => (phrase.prefixLast && i === phrase.words.length - 1 ? `"${w}" *` : `"${w}"`)).join(' + ');
-  const ftsQueries: Array<[string, number]> = [
-    [`headings : ("${FTS_BEGIN}" + ${quoted}${phrase.prefixLast ? '' : ` + "${FTS_END}"`})`, BONUS.headingExact],
-    [`headings : (${quoted})`, BONUS.headingPhrase],
-  ];
-  if (phrase.words.length > 1) ftsQueries.push([`content : (${quoted})`, BONUS.contentPhrase]);
+  const textHash = hashWord(text);
   const bySeg = new Map<LiveSegment, Hit[]>();
   for (const h of top) {
     let l = bySeg.get(h.seg);
@@ -452,17 +466,19 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase): Map<Hit, number> {
   }
   for (const [seg, list] of bySeg) {
     const bonus = new Map<number, number>(list.map((h) => [h.id, 1]));
-    const titles = seg.reader.docValues().titleKey;
+    const dv = seg.reader.docValues();
+    const titles = dv.titleKey;
     for (const h of list) {
       const title = titles[h.id]!;
       let b = 0;
       if (phrase.prefixLast ? title.startsWith(text) && title.split(' ').length === phrase.words.length : title === text) b = BONUS.titleExact;
       else if (title.startsWith(phrase.prefixLast ? text : text + ' ')) b = BONUS.titleStart;
       else if ((' ' + title + ' ').includes(' ' + text + (phrase.prefixLast ? '' : ' '))) b = BONUS.titlePhrase;
+      // A heading equal to the query (hash of its folded words; as typed only).
+      const hk = dv.headingKeys[h.id];
+      if (!phrase.prefixLast && hk && hk.includes(textHash)) b += BONUS.headingExact;
       bonus.set(h.id, 1 + b);
     }
-    const ids = new Set(list.map((h) => h.id));
-    for (const [q, b] of ftsQueries) for (const id of seg.reader.ftsMatchAmong(q, ids)) bonus.set(id, bonus.get(id)! + b);
     for (const h of list) out.set(h, bonus.get(h.id)!);
   }
   return out;

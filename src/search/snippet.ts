@@ -11,7 +11,7 @@ export function escapeHtml(s: string): string {
 }
 
 /** Longest prefix of a page scanned for the best passage (keeps huge pages cheap). */
-const SCAN_LIMIT = 30_000;
+const SCAN_LIMIT = 12_000;
 const matcherCache = new WeakMap<Set<string>, RegExp | null>();
 
 /** A case-insensitive regex matching exactly the ASCII words of `matched` as whole words. */
@@ -26,8 +26,7 @@ function asciiMatcher(matched: Set<string>): RegExp | null {
   return re;
 }
 // A letter, mark or digit outside ASCII (punctuation such as — or nbsp is skipped by the regex).
-// (The `v` flag's set subtraction; built from a string because TypeScript targets ES2022.)
-const NON_ASCII_CHAR = new RegExp('[[\\p{L}\\p{M}\\p{N}]--[a-zA-Z0-9]]', 'gv');
+const NON_ASCII_CHAR = /[^\x00-\x7f]/g;
 const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
 const NON_ASCII = /[^\x00-\x7f]/;
 const FOLDED_WORD = /[\p{L}\p{N}]+/gu;
@@ -60,6 +59,7 @@ function matchedSpans(text: string, matched: Set<string>, from = 0, to = text.le
   let m: RegExpExecArray | null;
   let added = false;
   while ((m = NON_ASCII_CHAR.exec(slice)) !== null) {
+    if (!WORD_CHAR.test(m[0])) continue;
     let a = m.index;
     let b = m.index + m[0].length;
     while (a > 0 && WORD_CHAR.test(slice[a - 1]!)) a--;
