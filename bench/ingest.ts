@@ -20,7 +20,7 @@
  *    peak RSS of the server process (VmHWM from /proc/<pid>/status, Linux only).
  *
  * Environment: BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir,
- * BENCH_SERVER_NODE_ARGS extra node flags for the server (e.g. --max-old-space-size=256).
+ * BENCH_SERVER_NODE_OPTIONS: NODE_OPTIONS for the server only (e.g. --max-old-space-size=256).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -184,9 +184,11 @@ function startServer(dataDir: string): Promise<Server> {
   const masterKey = `ssm_${randomBytes(24).toString('base64url')}`;
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') env[k] = v;
-  // BENCH_SERVER_NODE_ARGS (e.g. "--max-old-space-size=256") tries heap limits on the server.
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+  // BENCH_SERVER_NODE_OPTIONS (e.g. "--max-old-space-size=256") tries heap limits on the server.
+  // Through NODE_OPTIONS, not argv: worker threads inherit execArgv and refuse heap flags there.
+  const serverNodeOptions = process.env.BENCH_SERVER_NODE_OPTIONS;
+  if (serverNodeOptions) env.NODE_OPTIONS = serverNodeOptions;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
     env: { ...env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir, SITESIFT_MASTER_KEY: masterKey, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
