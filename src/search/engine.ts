@@ -32,6 +32,11 @@ export interface SearchRequest {
   typoTolerance?: 'default' | 'strict' | 'off';
   /** Last word as prefix (default true). */
   prefix?: boolean;
+  /**
+   * Only the first `topK` hits need to be in order (the rest still count in totals and
+   * facets): large result sets are then ranked by a partial selection instead of a full sort.
+   */
+  topK?: number;
 }
 
 /** One ranked match. */
@@ -181,10 +186,19 @@ function synonymsOf(word: string, settings: SearchSettings): string[] {
   return out;
 }
 
-interface SlotMatch {
-  score: number;
-  typos: number;
+/**
+ * The documents of one segment matching one query word: best expansion score per document
+ * (typed arrays indexed by row id: no per-document objects on the hot path), `typo[id]` 0 when
+ * a non-typo expansion matched, 1 when only typo ones did, 255 when none; `ids` lists the
+ * matching rows in first-seen order.
+ */
+interface SlotHits {
+  score: Float64Array;
+  typo: Uint8Array;
+  ids: Int32Array;
+  count: number;
 }
+const NO_MATCH = 255;
 
 /**
  * Runs a query over a pinned snapshot. Pure with respect to its inputs; statistics are
@@ -212,16 +226,22 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   };
 
   // Per segment, per slot: best alternative score of each document.
-  const slotMaps: Array<Array<Map<number, SlotMatch>>> = snap.segments.map((seg, si) => {
+  const slotMaps: SlotHits[][] = snap.segments.map((seg, si) => {
     const dv = seg.reader.docValues();
+    const n = dv.urls.length;
     return alternatives.map((alts) => {
-      const m = new Map<number, SlotMatch>();
-      for (const a of alts) {
-        const p = postingsOf(a.term)[si];
-        if (!p) continue;
+      const lists = alts.map((a) => postingsOf(a.term)[si] ?? null);
+      const total = lists.reduce((t, p) => t + (p ? p.ids.length : 0), 0);
+      const h: SlotHits = { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(Math.min(n, total)), count: 0 };
+      alts.forEach((a, ai) => {
+        const p = lists[ai];
+        if (!p) return;
+        const t = a.kind === 'typo' ? 1 : 0;
         for (let i = 0; i < p.ids.length; i++) {
           const id = p.ids[i]!;
           if (seg.dead[id] === 1) continue;
+          const old = h.typo[id]!;
+          if (t > old) continue;
           let x = 0;
           for (let f = 0; f < NFIELDS; f++) {
             const tf = p.tfs[i * NFIELDS + f]!;
@@ -229,14 +249,18 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
             const len = dv.lengths[id * NFIELDS + f]!;
             x += (weights[f]! * tf) / (1 - B[f]! + (B[f]! * len) / avg[f]!);
           }
-          const s = a.weight * ((x * (K1 + 1)) / (x + K1));
-          const typos = a.kind === 'typo' ? 1 : 0;
-          const old = m.get(id);
-          if (!old) m.set(id, { score: s, typos });
-          else if (typos < old.typos || (typos === old.typos && s > old.score)) m.set(id, { score: Math.max(s, old.score), typos });
+          const sc = a.weight * ((x * (K1 + 1)) / (x + K1));
+          if (old === NO_MATCH) {
+            h.ids[h.count++] = id;
+            h.score[id] = sc;
+            h.typo[id] = t;
+          } else if (t < old) {
+            h.score[id] = sc;
+            h.typo[id] = t;
+          } else if (sc > h.score[id]!) h.score[id] = sc;
         }
-      }
-      return m;
+      });
+      return h;
     });
   });
 
@@ -244,7 +268,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   // expansions act as one term, so a rare variant does not outrank the word itself.
   const slotIdf = slots.map((_, i) => {
     let df = 0;
-    for (const maps of slotMaps) df += maps[i]!.size;
+    for (const maps of slotMaps) df += maps[i]!.count;
     return Math.log(1 + (N - df + 0.5) / (df + 0.5));
   });
 
@@ -322,33 +346,37 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         return;
       }
       if (orMode) {
-        // Natural-language query: any word matches; coordination rewards covering more words.
-        const seen = new Map<number, { score: number; matched: number }>();
-        maps.forEach((m, mi) => {
-          for (const [id, e] of m) {
-            const acc = seen.get(id);
-            const add = e.score * idfs[mi]!;
-            if (acc) (acc.score += add), acc.matched++;
-            else seen.set(id, { score: add, matched: 1 });
+        // Natural-language query: any word matches; scores add up over the words matched.
+        const seen = new Set<number>();
+        for (const m of maps) {
+          for (let k = 0; k < m.count; k++) {
+            const id = m.ids[k]!;
+            if (seen.has(id)) continue;
+            seen.add(id);
+            let score = 0;
+            for (let mi = 0; mi < maps.length; mi++) if (maps[mi]!.typo[id] !== NO_MATCH) score += maps[mi]!.score[id]! * idfs[mi]!;
+            consider(id, score, 0);
           }
-        });
-        for (const [id, acc] of seen) consider(id, acc.score, 0);
+        }
         return;
       }
       let smallest = 0;
-      for (let i = 1; i < maps.length; i++) if (maps[i]!.size < maps[smallest]!.size) smallest = i;
-      for (const [id] of maps[smallest]!) {
+      for (let i = 1; i < maps.length; i++) if (maps[i]!.count < maps[smallest]!.count) smallest = i;
+      const first = maps[smallest]!;
+      for (let k = 0; k < first.count; k++) {
+        const id = first.ids[k]!;
         let score = 0;
         let typos = 0;
         let ok = true;
         for (let mi = 0; mi < maps.length; mi++) {
-          const e = maps[mi]!.get(id);
-          if (!e) {
+          const m = maps[mi]!;
+          const t = m.typo[id]!;
+          if (t === NO_MATCH) {
             ok = false;
             break;
           }
-          score += e.score * idfs[mi]!;
-          typos += e.typos;
+          score += m.score[id]! * idfs[mi]!;
+          typos += t;
         }
         if (ok) consider(id, score, typos);
       }
@@ -494,7 +522,9 @@ function byRelevance(a: Hit, b: Hit): number {
 
 function sortHits(hits: Hit[], req: SearchRequest): void {
   if (!req.sort) {
-    hits.sort(byRelevance);
+    const k = req.topK === undefined ? hits.length : Math.max(req.topK, RERANK_TOP);
+    if (hits.length > 4 * k) selectTop(hits, k);
+    else hits.sort(byRelevance);
     return;
   }
   const key = req.sort;
@@ -516,6 +546,48 @@ function sortHits(hits: Hit[], req: SearchRequest): void {
     }
     return dir * compareKeys(ka.k, kb.k, ka.raw, kb.raw) || byRelevance(a, b);
   });
+}
+
+/**
+ * Moves the `k` best hits (by relevance) to the front of `hits`, in order; the rest follow in
+ * no particular order. A bounded max-heap of the worst kept hit: O(n log k).
+ */
+export function selectTop(hits: Hit[], k: number): void {
+  const heap: Hit[] = [];
+  const up = (i: number) => {
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (byRelevance(heap[i]!, heap[p]!) <= 0) break;
+      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      i = p;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && byRelevance(heap[l]!, heap[m]!) > 0) m = l;
+      if (r < heap.length && byRelevance(heap[r]!, heap[m]!) > 0) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  };
+  const rest: Hit[] = [];
+  for (const h of hits) {
+    if (heap.length < k) {
+      heap.push(h);
+      up(heap.length - 1);
+    } else if (byRelevance(h, heap[0]!) < 0) {
+      rest.push(heap[0]!);
+      heap[0] = h;
+      down(0);
+    } else rest.push(h);
+  }
+  heap.sort(byRelevance);
+  for (let i = 0; i < heap.length; i++) hits[i] = heap[i]!;
+  for (let i = 0; i < rest.length; i++) hits[heap.length + i] = rest[i]!;
 }
 
 /** Data-point keys present in the snapshot (default sorting options). */

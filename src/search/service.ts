@@ -103,6 +103,9 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
 export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams, cacheOwner: object): SearchResponse {
   const normalised = normaliseQuery(p.query);
   const sortOpts = sortingOptions(settings, snap, cacheOwner);
+  // Hidden URLs can drop out of the first page: rank that many more exactly.
+  const triggered = settings.search.resultMappings.filter((m) => triggers(m, normalised));
+  const hidden = triggered.reduce((n, m) => n + (m.action.type === 'hide' ? m.action.urls.length : 0), 0);
   const res = runQuery(snap, settings.search, {
     query: p.query,
     filters: p.filters,
@@ -112,6 +115,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     excludeContentGroups: p.excludeContentGroups,
     facetDefs: p.filterOptions ? settings.filters : [],
     typoTolerance: p.typoTolerance,
+    ...(p.limitPerGroup ? {} : { topK: p.offset + p.limit + hidden }),
   });
 
   // Result mappings (Result Manager): first pins, then hides; custom inserts after paging.
@@ -119,8 +123,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   const perGroup = { ...res.perGroup };
   let redirect: string | undefined;
   const customs: Array<{ html: string; position: number; group: string }> = [];
-  for (const m of settings.search.resultMappings) {
-    if (!triggers(m, normalised)) continue;
+  for (const m of triggered) {
     const a = m.action;
     if (a.type === 'redirect') redirect ??= a.url;
     else if (a.type === 'hide') {

@@ -96,3 +96,20 @@ t.test('boost multiplies, ties break on URL', async (t) => {
   t.same(urls(r), ['boosted', 'a', 'm', 'z']);
   t.equal(r.hits[0]!.score.toFixed(9), (r.hits[1]!.score * 2).toFixed(9));
 });
+
+t.test('partial selection orders the top k exactly like a full sort', async (t) => {
+  const { selectTop } = await import('../../src/search/engine.js');
+  let seed = 3;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (const [n, k] of [[1000, 10], [500, 100], [50, 10], [300, 299]] as const) {
+    const hits = Array.from({ length: n }, (_, i) => ({
+      seg: null as never, id: i, url: `u${String(Math.floor(rnd() * n)).padStart(5, '0')}`, group: '_',
+      score: Math.floor(rnd() * 20), typos: Math.floor(rnd() * 2),
+    }));
+    const full = [...hits].sort((a, b) => a.typos - b.typos || b.score - a.score || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+    const part = [...hits];
+    selectTop(part, k);
+    t.same(part.slice(0, k).map((h) => [h.typos, h.score, h.url]), full.slice(0, k).map((h) => [h.typos, h.score, h.url]), `n=${n} k=${k}`);
+    t.same(new Set(part), new Set(hits), 'nothing lost');
+  }
+});

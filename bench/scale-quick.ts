@@ -1,0 +1,37 @@
+/** In-process scaling check: the corpus multiplied N times (SCALE), timing the search path. */
+import { search } from '../src/search/service.js';
+import { snapshotOf } from '../test/helpers/snapshot.js';
+import { makeDoc } from '../test/helpers/docs.js';
+import { loadPgDocs, loadPgQueries, PG_BASE } from './lib/corpus.js';
+import type { Settings, PageDoc } from '../src/types.js';
+
+const settings = {
+  search: { language: 'en', stopWords: null, typoTolerance: 'default', fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 }, synonyms: [], resultMappings: [] },
+  dataPoints: [], filters: [],
+} as unknown as Settings;
+const base = loadPgDocs();
+const scale = Number(process.env.SCALE ?? 10);
+let seed = 1;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const batches: PageDoc[][] = [];
+for (let k = 0; k < scale; k++) {
+  batches.push(base.map((d) => {
+    const w = d.content.split(' ');
+    if (k > 0) for (let i = w.length - 1; i > 0; i--) { const j = Math.floor(rnd() * (i + 1)); [w[i], w[j]] = [w[j]!, w[i]!]; }
+    return makeDoc(PG_BASE + (k ? `copy${k}/` : '') + d.url, d.title, w.join(' '), { headings: d.headings ? d.headings.split(' | ') : [] });
+  }));
+}
+let t0 = performance.now();
+const snap = snapshotOf(process.env.ONESEG ? [batches.flat()] : batches);
+console.log(`built ${scale * base.length} docs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const queries = loadPgQueries().map((q) => q.q).slice(0, Number(process.env.NQ ?? 300));
+const owner = {};
+const run = (q: string) => search(snap, settings, { query: q, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC', offset: 0, limit: 10, includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null, groupResults: true, limitPerGroup: false }, owner);
+for (const q of queries.slice(0, 50)) run(q);
+const times: number[] = [];
+const c0 = process.cpuUsage();
+for (const q of queries) { const s = performance.now(); run(q); times.push(performance.now() - s); }
+const cpu = process.cpuUsage(c0);
+times.sort((a, b) => a - b);
+console.log(`CPU/query ${((cpu.user + cpu.system) / 1000 / queries.length).toFixed(2)} ms; p50 ${times[Math.floor(times.length / 2)]!.toFixed(2)} p99 ${times[Math.floor(times.length * 0.99)]!.toFixed(2)} max ${times[times.length - 1]!.toFixed(1)}`);
+snap.cleanup();
