@@ -187,7 +187,7 @@ function createFile(path: string): Database.Database {
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
   db.pragma('page_size = 8192');
-  db.pragma('cache_size = -65536');
+  db.pragma('cache_size = -16384');
   db.exec(SCHEMA);
   return db;
 }
@@ -641,6 +641,9 @@ export interface DocValues {
   headingKeys: Array<Int32Array | null>;
 }
 
+/** Budget of decoded postings kept per open segment. */
+const POSTINGS_CACHE_BYTES = 24 * 1024 * 1024;
+
 /** Longest content prefix read for a result (the snippet scans at most this much). */
 export const CARD_CONTENT_LIMIT = 12_000;
 
@@ -678,6 +681,7 @@ export class SegmentReader {
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
   private readonly postingsCache = new Map<string, Postings | null>();
+  private cachedBytes = 0;
 
   private constructor(path: string, db: Database.Database) {
     this.path = path;
@@ -823,8 +827,14 @@ export class SegmentReader {
     if (cached !== undefined) return cached;
     const blob = this.stmtTerm.get(term) as Buffer | undefined;
     const p = blob ? decodePostings(blob) : null;
-    if (this.postingsCache.size > 50_000) this.postingsCache.clear();
+    // Bounded by bytes: decoded lists of common words in big segments are large.
+    const bytes = p ? p.ids.byteLength + p.tfs.byteLength : 16;
+    if (this.cachedBytes + bytes > POSTINGS_CACHE_BYTES) {
+      this.postingsCache.clear();
+      this.cachedBytes = 0;
+    }
     this.postingsCache.set(term, p);
+    this.cachedBytes += bytes;
     return p;
   }
 

@@ -4,33 +4,59 @@
  * Built lazily per segment (segments are immutable) and cached by the caller.
  */
 
-interface Node {
-  children: Map<string, Node>;
-  /** The complete word ending here, if any. */
-  word: string | null;
-}
-
-/** A fuzzy match: `distance` edits; `prefix` when only a prefix of `term` was matched. */
+/** A fuzzy match: `term` within `distance` edits (of the word, or of a prefix of it). */
 export interface FuzzyMatch {
   term: string;
   distance: number;
 }
 
+/**
+ * A trie over a sorted vocabulary in flat typed arrays (first child / next sibling), about
+ * 14 bytes a node instead of a Map per node: segments of 100k pages keep their tries small.
+ */
 export class Vocabulary {
-  private readonly root: Node = { children: new Map(), word: null };
+  private firstChild: Int32Array;
+  private nextSibling: Int32Array;
+  private char: Uint32Array;
+  /** Index into `terms` of the word ending at a node, or -1. */
+  private wordAt: Int32Array;
+  private size = 1;
+  private readonly terms: string[];
 
   constructor(terms: Iterable<string>) {
-    for (const t of terms) this.add(t);
+    this.terms = [...terms];
+    const cap = Math.max(16, this.terms.reduce((n, t) => n + t.length, 0) + 1);
+    this.firstChild = new Int32Array(cap).fill(-1);
+    this.nextSibling = new Int32Array(cap).fill(-1);
+    this.char = new Uint32Array(cap);
+    this.wordAt = new Int32Array(cap).fill(-1);
+    this.terms.forEach((t, i) => this.add(t, i));
+    // Trim to the nodes used.
+    this.firstChild = this.firstChild.slice(0, this.size);
+    this.nextSibling = this.nextSibling.slice(0, this.size);
+    this.char = this.char.slice(0, this.size);
+    this.wordAt = this.wordAt.slice(0, this.size);
   }
 
-  private add(term: string): void {
-    let n = this.root;
+  private child(node: number, c: number): number {
+    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) if (this.char[k] === c) return k;
+    return -1;
+  }
+
+  private add(term: string, index: number): void {
+    let n = 0;
     for (const ch of term) {
-      let c = n.children.get(ch);
-      if (!c) n.children.set(ch, (c = { children: new Map(), word: null }));
-      n = c;
+      const c = ch.codePointAt(0)!;
+      let k = this.child(n, c);
+      if (k === -1) {
+        k = this.size++;
+        this.char[k] = c;
+        this.nextSibling[k] = this.firstChild[n]!;
+        this.firstChild[n] = k;
+      }
+      n = k;
     }
-    n.word = term;
+    this.wordAt[n] = index;
   }
 
   /**
@@ -41,24 +67,25 @@ export class Vocabulary {
    * letter are rare and allowing them floods results.
    */
   fuzzy(word: string, maxDist: number, prefix = false, limit = 200): FuzzyMatch[] {
-    const w = [...word];
-    const out = new Map<string, number>();
-    const first = this.root.children.get(w[0]!);
+    const w = [...word].map((ch) => ch.codePointAt(0)!);
+    const out = new Map<number, number>();
     const firstRow = Array.from({ length: w.length + 1 }, (_, i) => i);
-    if (first) this.walk(first, w[0]!, '', firstRow, null, w, maxDist, prefix, out, limit);
+    const first = this.child(0, w[0]!);
+    if (first !== -1) this.walk(first, -1, firstRow, null, w, maxDist, prefix, out, limit);
     // A transposition of the first two letters ("teh" for "the").
     if (w.length > 1 && w[1] !== w[0]) {
-      const alt = this.root.children.get(w[1]!);
-      if (alt) this.walk(alt, w[1]!, '', firstRow, null, w, maxDist, prefix, out, limit);
+      const alt = this.child(0, w[1]!);
+      if (alt !== -1) this.walk(alt, -1, firstRow, null, w, maxDist, prefix, out, limit);
     }
-    return [...out].map(([term, distance]) => ({ term, distance }));
+    return [...out].map(([i, distance]) => ({ term: this.terms[i]!, distance }));
   }
 
   private walk(
-    node: Node, ch: string, prevCh: string, prevRow: number[], prevPrevRow: number[] | null,
-    w: string[], maxDist: number, prefix: boolean, out: Map<string, number>, limit: number,
+    node: number, prevCh: number, prevRow: number[], prevPrevRow: number[] | null,
+    w: number[], maxDist: number, prefix: boolean, out: Map<number, number>, limit: number,
   ): void {
     if (out.size >= limit) return;
+    const ch = this.char[node]!;
     const cols = w.length + 1;
     const row = new Array<number>(cols);
     row[0] = prevRow[0]! + 1;
@@ -76,21 +103,23 @@ export class Vocabulary {
       this.collect(node, d, out, limit);
       return;
     }
-    if (node.word !== null && d <= maxDist) {
-      const old = out.get(node.word);
-      if (old === undefined || d < old) out.set(node.word, d);
+    const wi = this.wordAt[node]!;
+    if (wi !== -1 && d <= maxDist) {
+      const old = out.get(wi);
+      if (old === undefined || d < old) out.set(wi, d);
     }
     if (best > maxDist) return;
-    for (const [c, child] of node.children) this.walk(child, c, ch, row, prevRow, w, maxDist, prefix, out, limit);
+    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) this.walk(k, ch, row, prevRow, w, maxDist, prefix, out, limit);
   }
 
-  private collect(node: Node, d: number, out: Map<string, number>, limit: number): void {
+  private collect(node: number, d: number, out: Map<number, number>, limit: number): void {
     if (out.size >= limit) return;
-    if (node.word !== null) {
-      const old = out.get(node.word);
-      if (old === undefined || d < old) out.set(node.word, d);
+    const wi = this.wordAt[node]!;
+    if (wi !== -1) {
+      const old = out.get(wi);
+      if (old === undefined || d < old) out.set(wi, d);
     }
-    for (const child of node.children.values()) this.collect(child, d, out, limit);
+    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) this.collect(k, d, out, limit);
   }
 }
 
