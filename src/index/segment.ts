@@ -23,7 +23,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
-import { words, urlWords, stemEn, urlCompounds, analyzeText } from '../search/analyze.js';
+import { words, urlWords, stemEn, urlCompounds, analyzeText, alnumParts } from '../search/analyze.js';
 
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
@@ -315,12 +315,14 @@ class PostingsBuilder {
       const start = i;
       let h = 0;
       let plain = true;
+      let kinds = 0; // 1: letters seen, 2: digits seen
       while (i < len) {
         c = text.charCodeAt(i);
         if (c < 128) {
           const l = LOWER[c]!;
           if (l === 0) break;
           h = (Math.imul(h, 31) + l) | 0;
+          kinds |= l >= 97 ? 1 : 2;
           i++;
         } else if (isWordChar(text, i)) {
           plain = false;
@@ -336,6 +338,8 @@ class PostingsBuilder {
       }
       this.count(field, this.lookup(text, start, i, h));
       n++;
+      // Letters and digits mixed (utf8, elma04): their runs are terms too (not counted in length).
+      if (kinds === 3) for (const part of alnumParts(text.slice(start, i).toLowerCase())) this.add(field, part);
     }
     return n;
   }

@@ -50,12 +50,17 @@ const WORD_CHAR_RE = /[\p{L}\p{M}\p{N}]/u;
  * Same results as {@link words} and {@link compounds}.
  */
 export function analyzeText(text: string): { words: string[]; compounds: string[] } {
-  if (!isPlain(text)) return { words: words(text), compounds: compounds(text) };
+  if (!isPlain(text)) {
+    const ws = words(text);
+    return { words: ws, compounds: compounds(text).concat(ws.flatMap(alnumParts)) };
+  }
   const w: string[] = [];
   const c: string[] = [];
   const lower = text.toLowerCase();
   for (const m of lower.match(ASCII_COMPOUND_RE) ?? []) c.push(m.replace(JOINERS_RE, ''));
-  return { words: lower.match(ASCII_WORD_RE) ?? w, compounds: c };
+  const ws = lower.match(ASCII_WORD_RE) ?? w;
+  for (const x of ws) if (MIXED_RE.test(x)) c.push(...alnumParts(x));
+  return { words: ws, compounds: c };
 }
 
 // A letter, digit or mark outside ASCII. Text without one (only ASCII words, perhaps with
@@ -63,6 +68,16 @@ export function analyzeText(text: string): { words: string[]; compounds: string[
 // string: the `v` flag's set subtraction is newer than the TypeScript target.
 const NON_ASCII_RE = new RegExp('[[\\p{L}\\p{M}\\p{N}]--[a-zA-Z0-9]]', 'v');
 const ASCII_WORD_RE = /[a-z0-9]+/g;
+const MIXED_RE = /[a-z][0-9]|[0-9][a-z]/;
+const ALNUM_PART_RE = /[a-z]+|[0-9]+/g;
+
+/**
+ * The letter and digit runs of a word that mixes both (`elma04` → `elma`, `04`; `utf8` →
+ * `utf`, `8`), indexed besides the word itself so that either part finds it. [] otherwise.
+ */
+export function alnumParts(word: string): string[] {
+  return MIXED_RE.test(word) ? word.match(ALNUM_PART_RE) ?? [] : [];
+}
 const ASCII_COMPOUND_RE = /[a-z0-9]+(?:[_\-.'/:+][a-z0-9]+)+/g;
 const JOINERS_RE = /[_\-.'/:+]/g;
 

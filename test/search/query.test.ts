@@ -82,3 +82,12 @@ t.test('fuzzy vocabulary (Damerau)', async (t) => {
   t.same(f('teh', 1), ['the:1'], 'transposed first two letters');
   t.same(f('trigr', 1, true).includes('trigger:1'), true, 'prefix with a typo');
 });
+
+t.test('letter/digit runs of mixed words are indexed too', async (t) => {
+  const { alnumParts, analyzeText } = await import('../../src/search/analyze.js');
+  t.same(alnumParts('elma04'), ['elma', '04']);
+  t.same(alnumParts('utf8'), ['utf', '8']);
+  t.same(alnumParts('table'), []);
+  t.same(alnumParts('2024'), []);
+  t.same(analyzeText('See [elma04] and UTF8 – pg_dump').compounds.sort(), ['04', '8', 'elma', 'pgdump', 'utf'].sort());
+});
