@@ -384,7 +384,11 @@ class PostingsBuilder {
     for (const i of this.touched) {
       const k = i * NFIELDS;
       const sc = this.scratch;
-      this.lists[i]!.push(this.doc, sc[k]!, sc[k + 1]!, sc[k + 2]!, sc[k + 3]!, sc[k + 4]!);
+      // Two numbers per posting: id and content tf; the four short fields' tfs (≤ 127 each).
+      this.lists[i]!.push(
+        this.doc * 65536 + sc[k + 4]!,
+        Math.min(sc[k]!, 127) | (Math.min(sc[k + 1]!, 127) << 8) | (Math.min(sc[k + 2]!, 127) << 16) | (Math.min(sc[k + 3]!, 127) << 24),
+      );
       sc.fill(0, k, k + NFIELDS);
       if (english) this.english[i] = 1;
     }
@@ -418,14 +422,21 @@ class PostingsBuilder {
     const w = new ByteWriter();
     let prev = 0;
     let df = 0;
-    for (let i = 0; i < p.length; i += NFIELDS + 1) {
-      const id = p[i]!;
+    const tf = [0, 0, 0, 0, 0];
+    for (let i = 0; i < p.length; i += 2) {
+      const id = Math.floor(p[i]! / 65536);
+      tf[4] = p[i]! % 65536;
+      const small = p[i + 1]!;
+      tf[0] = small & 0xff;
+      tf[1] = (small >>> 8) & 0xff;
+      tf[2] = (small >>> 16) & 0xff;
+      tf[3] = (small >>> 24) & 0xff;
       let mask = 0;
-      for (let f = 0; f < NFIELDS; f++) if (p[i + 1 + f]! > 0) mask |= 1 << f;
+      for (let f = 0; f < NFIELDS; f++) if (tf[f]! > 0) mask |= 1 << f;
       w.varint(id - prev);
       prev = id;
       w.byte(mask);
-      for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(p[i + 1 + f]!);
+      for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(tf[f]!);
       df++;
     }
     return [w.bytes(), df];
@@ -646,7 +657,7 @@ export interface DocValues {
 }
 
 /** Budget of decoded postings kept per open segment. */
-const POSTINGS_CACHE_BYTES = 24 * 1024 * 1024;
+const POSTINGS_CACHE_BYTES = 12 * 1024 * 1024;
 
 /** Longest content prefix read for a result (the snippet scans at most this much). */
 export const CARD_CONTENT_LIMIT = 12_000;
