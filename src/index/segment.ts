@@ -656,8 +656,11 @@ export interface DocValues {
   headingKeys: Array<Int32Array | null>;
 }
 
-/** Budget of decoded postings kept per open segment. */
-const POSTINGS_CACHE_BYTES = 12 * 1024 * 1024;
+/** Budget of decoded postings kept in memory, all segments of all projects together. */
+const POSTINGS_CACHE_BYTES = 64 * 1024 * 1024;
+const postingsCache = new Map<string, { p: Postings | null; bytes: number }>();
+let postingsCacheBytes = 0;
+let nextReaderSerial = 1;
 
 /** Longest content prefix read for a result (the snippet scans at most this much). */
 export const CARD_CONTENT_LIMIT = 12_000;
@@ -695,8 +698,7 @@ export class SegmentReader {
   private readonly stmtCardNoContent: Database.Statement;
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
-  private readonly postingsCache = new Map<string, Postings | null>();
-  private cachedBytes = 0;
+  private readonly serial = nextReaderSerial++;
 
   private constructor(path: string, db: Database.Database) {
     this.path = path;
@@ -836,20 +838,27 @@ export class SegmentReader {
     return this.stmtPrefix.all(prefix, prefix + '\uffff', limit) as string[];
   }
 
-  /** Decoded postings of `term`, or null when absent. Cached: segments are immutable. */
+  /** Decoded postings of `term`, or null when absent. Cached process-wide: segments are immutable. */
   postings(term: string): Postings | null {
-    const cached = this.postingsCache.get(term);
-    if (cached !== undefined) return cached;
+    const key = this.serial + '\u0000' + term;
+    const cached = postingsCache.get(key);
+    if (cached !== undefined) {
+      // Refresh its place in the eviction order.
+      postingsCache.delete(key);
+      postingsCache.set(key, cached);
+      return cached.p;
+    }
     const blob = this.stmtTerm.get(term) as Buffer | undefined;
     const p = blob ? decodePostings(blob) : null;
-    // Bounded by bytes: decoded lists of common words in big segments are large.
-    const bytes = p ? p.ids.byteLength + p.tfs.byteLength : 16;
-    if (this.cachedBytes + bytes > POSTINGS_CACHE_BYTES) {
-      this.postingsCache.clear();
-      this.cachedBytes = 0;
+    const bytes = (p ? p.ids.byteLength + p.tfs.byteLength : 0) + 64 + key.length * 2;
+    postingsCache.set(key, { p, bytes });
+    postingsCacheBytes += bytes;
+    // Evict the least recently used lists beyond the budget (one budget for all segments).
+    for (const [k, v] of postingsCache) {
+      if (postingsCacheBytes <= POSTINGS_CACHE_BYTES) break;
+      postingsCache.delete(k);
+      postingsCacheBytes -= v.bytes;
     }
-    this.postingsCache.set(term, p);
-    this.cachedBytes += bytes;
     return p;
   }
 
@@ -875,6 +884,13 @@ export class SegmentReader {
   }
 
   close(): void {
+    const prefix = this.serial + '\u0000';
+    for (const [k, v] of postingsCache) {
+      if (k.startsWith(prefix)) {
+        postingsCache.delete(k);
+        postingsCacheBytes -= v.bytes;
+      }
+    }
     if (this.db.open) this.db.close();
   }
 }
