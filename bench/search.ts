@@ -28,7 +28,7 @@
  * (dist|tsx; default dist when built).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -176,6 +176,16 @@ function startPeer(args: string[]): { child: ChildProcess; ready: Promise<PeerSe
 
 // ---------------------------------------------------------------- driver
 
+/** Segments in the project's manifest (merges may still be pending after a bulk load). */
+function segmentCount(server: BenchServer, site = 'pgdocs'): number | string {
+  try {
+    const m = JSON.parse(readFileSync(path.join(server.dataDir, 'data', 'projects', site, 'manifest.json'), 'utf8')) as { segments?: unknown[] };
+    return m.segments?.length ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
 /**
  * Warm-up and sanity check: one client asks the paths in order, all of them or as many as fit in
  * WARMUP_SECONDS; throws on the first non-200. Resolves how many were asked and the mean ms.
@@ -235,7 +245,7 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
     const warm = await warmUp(server.url, paths);
     notes.push(`${corpus}: sitesift warm-up ${warmNote(warm, paths.length)}`);
     await load(rows, corpus, ix.indexed, `sitesift (${server.mode})`, server.url, rotatingScript(path.join(outDir, 'sitesift.lua'), paths));
-    notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB`);
+    notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB; ${segmentCount(server)} segments after the load`);
     return ix.indexed;
   } catch (err) {
     process.stderr.write(`sitesift server log (tail):\n${server.logTail()}\n`);
