@@ -44,9 +44,10 @@ export const DEFAULT_MERGE_POLICY: Readonly<MergePolicyOptions> = Object.freeze(
   segmentsPerTier: 8,
   maxMergeAtOnce: 10,
   floorBytes: 2 * 1024 * 1024,
-  // Far below Lucene's 5 GB: a merge worker holds its sources' live entries in memory
-  // (writeSegment takes an array) and the service runs in a ~500 MB budget.
-  maxMergedBytes: 64 * 1024 * 1024,
+  // Below Lucene's 5 GB. Merges stream (rows copied by SQL, postings renumbered term by term),
+  // so a merge's memory does not grow with its size; the cap bounds how long one merge runs.
+  // Fewer, larger segments make searches over large sites cheaper (one lookup per segment).
+  maxMergedBytes: 1024 * 1024 * 1024,
   deletesPctAllowed: 25,
 });
 
