@@ -225,16 +225,29 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     return p;
   };
 
-  // Per segment, per slot: best alternative score of each document.
-  const slotMaps: SlotHits[][] = snap.segments.map((seg, si) => {
+  // Per segment, per slot: best alternative score of each document. With `lazy` (AND
+  // queries), the slot with the shortest postings is scored first and the others only score
+  // the documents it matched (they still record every match, for document frequencies and
+  // typo tiers): a common word then costs a pass over its postings, not a BM25F per posting.
+  const buildSlotMaps = (lazy: boolean): SlotHits[][] => snap.segments.map((seg, si) => {
     const dv = seg.reader.docValues();
     const n = dv.urls.length;
-    return alternatives.map((alts) => {
-      const lists = alts.map((a) => postingsOf(a.term)[si] ?? null);
-      const total = lists.reduce((t, p) => t + (p ? p.ids.length : 0), 0);
-      const h: SlotHits = { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(Math.min(n, total)), count: 0 };
+    const lists = alternatives.map((alts) => alts.map((a) => postingsOf(a.term)[si] ?? null));
+    const totals = lists.map((ls) => ls.reduce((t, p) => t + (p ? p.ids.length : 0), 0));
+    let first = -1;
+    if (lazy && alternatives.length > 1) {
+      first = 0;
+      for (let i = 1; i < totals.length; i++) if (totals[i]! < totals[first]!) first = i;
+    }
+    const order = alternatives.map((_, i) => i);
+    if (first > 0) order.unshift(...order.splice(first, 1));
+    let cand: Uint8Array | null = null;
+    const out = new Array<SlotHits>(alternatives.length);
+    for (const si2 of order) {
+      const alts = alternatives[si2]!;
+      const h: SlotHits = { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(Math.min(n, totals[si2]!)), count: 0 };
       alts.forEach((a, ai) => {
-        const p = lists[ai];
+        const p = lists[si2]![ai];
         if (!p) return;
         const t = a.kind === 'typo' ? 1 : 0;
         for (let i = 0; i < p.ids.length; i++) {
@@ -242,6 +255,12 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
           if (seg.dead[id] === 1) continue;
           const old = h.typo[id]!;
           if (t > old) continue;
+          if (cand !== null && cand[id] !== 1) {
+            // Not a candidate: record the match only.
+            if (old === NO_MATCH) h.ids[h.count++] = id;
+            h.typo[id] = t;
+            continue;
+          }
           let x = 0;
           for (let f = 0; f < NFIELDS; f++) {
             const tf = p.tfs[i * NFIELDS + f]!;
@@ -260,9 +279,16 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
           } else if (sc > h.score[id]!) h.score[id] = sc;
         }
       });
-      return h;
-    });
+      out[si2] = h;
+      if (first >= 0 && si2 === first) {
+        cand = new Uint8Array(n);
+        for (let k = 0; k < h.count; k++) cand[h.ids[k]!] = 1;
+      }
+    }
+    return out;
   });
+  let lazyMaps = !longQuery && slots.length > 1;
+  let slotMaps = buildSlotMaps(lazyMaps);
 
   // One idf per query word over the union of its expansions (live documents of all segments):
   // expansions act as one term, so a rare variant does not outrank the word itself.
@@ -387,6 +413,11 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     while (next > 0 && mustKeep[next]) next--;
     if (next <= 0 || slots.length <= 1) break;
     required = next;
+    // The word scored first may be the one dropped: score every word in full from now on.
+    if (lazyMaps) {
+      slotMaps = buildSlotMaps(false);
+      lazyMaps = false;
+    }
   }
 
   const used = slots.filter((_, i) => i < required || mustKeep[i]!);
