@@ -200,6 +200,32 @@ interface SlotHits {
 }
 const NO_MATCH = 255;
 
+// Reusable SlotHits per segment size: allocating (and zeroing) fresh typed arrays of a big
+// segment's size for every word of every query kept the garbage collector busy.
+const slotPool = new Map<number, SlotHits[]>();
+const SLOT_POOL_PER_SIZE = 16;
+
+function takeSlotHits(n: number): SlotHits {
+  const free = slotPool.get(n);
+  const h = free?.pop();
+  if (h) return h;
+  return { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(n), count: 0 };
+}
+
+/** Clears the entries a query touched and returns the arrays to the pool. */
+function releaseSlotHits(h: SlotHits): void {
+  for (let k = 0; k < h.count; k++) {
+    const id = h.ids[k]!;
+    h.score[id] = 0;
+    h.typo[id] = NO_MATCH;
+  }
+  h.count = 0;
+  const n = h.score.length;
+  let free = slotPool.get(n);
+  if (!free) slotPool.set(n, (free = []));
+  if (free.length < SLOT_POOL_PER_SIZE) free.push(h);
+}
+
 /**
  * Runs a query over a pinned snapshot. Pure with respect to its inputs; statistics are
  * snapshot-wide.
@@ -245,7 +271,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     const out = new Array<SlotHits>(alternatives.length);
     for (const si2 of order) {
       const alts = alternatives[si2]!;
-      const h: SlotHits = { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(Math.min(n, totals[si2]!)), count: 0 };
+      const h = takeSlotHits(n);
       alts.forEach((a, ai) => {
         const p = lists[si2]![ai];
         if (!p) return;
@@ -415,6 +441,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     required = next;
     // The word scored first may be the one dropped: score every word in full from now on.
     if (lazyMaps) {
+      for (const maps of slotMaps) for (const h of maps) releaseSlotHits(h);
       slotMaps = buildSlotMaps(false);
       lazyMaps = false;
     }
@@ -423,6 +450,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const used = slots.filter((_, i) => i < required || mustKeep[i]!);
   for (const [i, alts] of alternatives.entries()) if (i < required || mustKeep[i]) for (const a of alts) matched.add(a.term);
 
+  for (const maps of slotMaps) for (const h of maps) releaseSlotHits(h);
   sortHits(hits, req);
   if (!req.sort && !parsed.browse && hits.length > 1) {
     // Read the last word as typed and, when it is unfinished, as a prefix; keep the better.
