@@ -51,7 +51,9 @@ export interface Hit {
 }
 
 export interface EngineResult {
-  /** Every match, ranked (or sorted). */
+  /** Number of matches (all of them, even when `hits` holds only the top `topK`). */
+  total: number;
+  /** Every match, ranked (or sorted); with `topK` and no sort, only the best ones, ranked. */
   hits: Hit[];
   perGroup: Record<string, number>;
   facets: Array<Record<string, unknown>>;
@@ -348,6 +350,10 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   // Drop-last-words fallback: require the first k slots, k from all down to 1.
   let required = slots.length;
   let hits: Hit[] = [];
+  let total = 0;
+  // With topK and relevance order, only the best `keep` hits are kept while collecting
+  // (a bounded heap, worst on top): large result sets then allocate no object per match.
+  const keep = req.topK !== undefined && !req.sort ? Math.max(req.topK, RERANK_TOP) : 0;
   const perGroup: Record<string, number> = {};
   const mustKeep = slots.map((s) => s.phrase >= 0 || s.exactOnly);
   // Long questions in plain words ("what problems of heat conduction in composite slabs have
@@ -356,6 +362,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const orMode = longQuery;
   for (;;) {
     hits = [];
+    total = 0;
     for (const f of facets) f.counts.clear(), (f.min = Infinity), (f.max = -Infinity), (f.seen = 0);
     for (const k of Object.keys(perGroup)) delete perGroup[k];
     const use = slots.map((_, i) => i < required || mustKeep[i]!);
@@ -391,7 +398,24 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         if (failures > 1) return;
         for (const f of facets) f.add(fv);
         perGroup[group] = (perGroup[group] ?? 0) + 1;
-        hits.push({ seg, id, url: dv.urls[id]!, group, score: score * dv.boost[id]!, typos });
+        total++;
+        const final = score * dv.boost[id]!;
+        if (keep === 0) {
+          hits.push({ seg, id, url: dv.urls[id]!, group, score: final, typos });
+          return;
+        }
+        if (hits.length < keep) {
+          hits.push({ seg, id, url: dv.urls[id]!, group, score: final, typos });
+          heapUp(hits, hits.length - 1);
+          return;
+        }
+        const worst = hits[0]!;
+        // Better than the worst kept hit? (same order as byRelevance)
+        const c = typos - worst.typos || worst.score - final || (dv.urls[id]! < worst.url ? -1 : dv.urls[id]! > worst.url ? 1 : 0);
+        if (c < 0) {
+          hits[0] = { seg, id, url: dv.urls[id]!, group, score: final, typos };
+          heapDown(hits, 0);
+        }
       };
       if (parsed.browse || maps.length === 0) {
         for (let id = 0; id < dv.urls.length; id++) consider(id, 0, 0);
@@ -451,13 +475,15 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   for (const [i, alts] of alternatives.entries()) if (i < required || mustKeep[i]) for (const a of alts) matched.add(a.term);
 
   for (const maps of slotMaps) for (const h of maps) releaseSlotHits(h);
-  sortHits(hits, req);
+  if (keep > 0) hits.sort(byRelevance);
+  else sortHits(hits, req);
   if (!req.sort && !parsed.browse && hits.length > 1) {
     // Read the last word as typed and, when it is unfinished, as a prefix; keep the better.
     const readings = [queryPhrase(parsed, slots, alternatives, snap, false), queryPhrase(parsed, slots, alternatives, snap, true)];
     applyPhraseBonus(hits, readings.filter((r, i): r is QueryPhrase => r !== null && (i === 0 || r.prefixLast)));
   }
   return {
+    total,
     hits,
     perGroup,
     facets: facets.map((f) => f.out()).filter((x): x is Record<string, unknown> => x !== null),
@@ -611,6 +637,30 @@ function sortHits(hits: Hit[], req: SearchRequest): void {
  * Moves the `k` best hits (by relevance) to the front of `hits`, in order; the rest follow in
  * no particular order. A bounded max-heap of the worst kept hit: O(n log k).
  */
+/** Max-heap by relevance (the worst hit on top): sift up. */
+function heapUp(heap: Hit[], i: number): void {
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (byRelevance(heap[i]!, heap[p]!) <= 0) break;
+    [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+    i = p;
+  }
+}
+
+/** Max-heap by relevance (the worst hit on top): sift down. */
+function heapDown(heap: Hit[], i: number): void {
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < heap.length && byRelevance(heap[l]!, heap[m]!) > 0) m = l;
+    if (r < heap.length && byRelevance(heap[r]!, heap[m]!) > 0) m = r;
+    if (m === i) return;
+    [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+    i = m;
+  }
+}
+
 export function selectTop(hits: Hit[], k: number): void {
   const heap: Hit[] = [];
   const up = (i: number) => {

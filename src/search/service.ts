@@ -103,9 +103,10 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
 export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams, cacheOwner: object): SearchResponse {
   const normalised = normaliseQuery(p.query);
   const sortOpts = sortingOptions(settings, snap, cacheOwner);
-  // Hidden URLs can drop out of the first page: rank that many more exactly.
   const triggered = settings.search.resultMappings.filter((m) => triggers(m, normalised));
-  const hidden = triggered.reduce((n, m) => n + (m.action.type === 'hide' ? m.action.urls.length : 0), 0);
+  // Pins and hides need every match (a pinned or hidden page may rank anywhere); otherwise only
+  // the top of the ranking is materialised.
+  const needsAll = p.limitPerGroup || triggered.some((m) => m.action.type === 'pin' || m.action.type === 'hide');
   const res = runQuery(snap, settings.search, {
     query: p.query,
     filters: p.filters,
@@ -115,11 +116,13 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     excludeContentGroups: p.excludeContentGroups,
     facetDefs: p.filterOptions ? settings.filters : [],
     typoTolerance: p.typoTolerance,
-    ...(p.limitPerGroup ? {} : { topK: p.offset + p.limit + hidden }),
+    ...(needsAll ? {} : { topK: p.offset + p.limit }),
   });
 
   // Result mappings (Result Manager): first pins, then hides; custom inserts after paging.
   let hits = res.hits;
+  // Matches not materialised in `hits` (topK) still count.
+  const unlisted = res.total - res.hits.length;
   const perGroup = { ...res.perGroup };
   let redirect: string | undefined;
   const customs: Array<{ html: string; position: number; group: string }> = [];
@@ -176,7 +179,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   let totalPerGroup: Record<string, number>;
   if (!p.groupResults) {
     suggests._ = hits.slice(p.offset, p.offset + p.limit).map(render);
-    totalPerGroup = hits.length ? { _: hits.length } : {};
+    totalPerGroup = hits.length + unlisted ? { _: hits.length + unlisted } : {};
   } else if (p.limitPerGroup) {
     const byGroup = new Map<string, Hit[]>();
     for (const h of hits) {
@@ -204,7 +207,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     status: 'success',
     query: p.query,
     suggests,
-    totalResults: hits.length,
+    totalResults: hits.length + unlisted,
     totalResultsPerContentGroup: totalPerGroup,
     sortingOptions: sortOpts,
     sorting: p.sort ?? '',

@@ -113,3 +113,23 @@ t.test('partial selection orders the top k exactly like a full sort', async (t) 
     t.same(new Set(part), new Set(hits), 'nothing lost');
   }
 });
+
+t.test('collecting only the top k gives the same first page, totals and facets', async (t) => {
+  const many = Array.from({ length: 260 }, (_, i) =>
+    makeDoc(`https://k.test/${String(i).padStart(3, '0')}`, `Page ${i % 7 === 0 ? 'widget' : 'other'}`, `widget ${'filler '.repeat(i % 13)} text ${i % 5 === 0 ? 'widget' : ''}`, {
+      contentGroup: i % 2 ? 'A' : '', filters: [{ key: 'fid#1', value: [i % 3 ? 'x' : 'y'] }],
+    }));
+  const snap = snapshotOf([many.slice(0, 100), many.slice(100)]);
+  t.teardown(() => snap.cleanup());
+  const defs = [{ id: 'fid#1', name: 'F', type: 'multiple' as const }];
+  for (const q of ['widget', 'widget text', 'page widget other text filler']) {
+    const full = runQuery(snap, settings, req(q, { facetDefs: defs }));
+    const top = runQuery(snap, settings, req(q, { facetDefs: defs, topK: 5 }));
+    t.equal(top.total, full.total, `total for ${q}`);
+    t.equal(full.total, full.hits.length);
+    t.ok(top.hits.length <= 100 && top.hits.length < full.hits.length, 'only the top is materialised');
+    t.same(top.hits.slice(0, 100).map((h) => h.url), full.hits.slice(0, 100).map((h) => h.url), `same top 100 for ${q}`);
+    t.same(top.perGroup, full.perGroup, 'group counts');
+    t.same(top.facets, full.facets, 'facets');
+  }
+});
