@@ -206,6 +206,10 @@ if (server) {
     const suggestPaths = prefixes.slice(0, 5000).map((p) => `/sites/suggest?site=${SITE}&query=${enc(p)}&maxQuerySuggestions=3`);
     const searchOff = titles.map((t) => `/sites?site=${SITE}&query=${enc(t)}&log=false`);
     const searchOn = titles.map((t) => `/sites?site=${SITE}&query=${enc(t)}`);
+    // Seeding the log above blocks this process's event loop for seconds, so fetch's pooled
+    // keep-alive socket may have been closed by the server (its 5 s idle timeout) without this
+    // process noticing yet: let the pending close events run before reusing the pool.
+    await new Promise((r) => setTimeout(r, 200));
     // Warm-up: loads the suggestion index and the segments once.
     for (const p of [...suggestPaths.slice(0, 200), ...searchOff.slice(0, 200)]) await fetch(server.url + p).then((r) => r.arrayBuffer());
     httpResults = {
