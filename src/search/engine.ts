@@ -633,10 +633,6 @@ function sortHits(hits: Hit[], req: SearchRequest): void {
   });
 }
 
-/**
- * Moves the `k` best hits (by relevance) to the front of `hits`, in order; the rest follow in
- * no particular order. A bounded max-heap of the worst kept hit: O(n log k).
- */
 /** Max-heap by relevance (the worst hit on top): sift up. */
 function heapUp(heap: Hit[], i: number): void {
   while (i > 0) {
@@ -661,37 +657,21 @@ function heapDown(heap: Hit[], i: number): void {
   }
 }
 
+/**
+ * Moves the `k` best hits (by relevance) to the front of `hits`, in order; the rest follow in
+ * no particular order. A bounded max-heap of the worst kept hit: O(n log k).
+ */
 export function selectTop(hits: Hit[], k: number): void {
   const heap: Hit[] = [];
-  const up = (i: number) => {
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (byRelevance(heap[i]!, heap[p]!) <= 0) break;
-      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-      i = p;
-    }
-  };
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && byRelevance(heap[l]!, heap[m]!) > 0) m = l;
-      if (r < heap.length && byRelevance(heap[r]!, heap[m]!) > 0) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-      i = m;
-    }
-  };
   const rest: Hit[] = [];
   for (const h of hits) {
     if (heap.length < k) {
       heap.push(h);
-      up(heap.length - 1);
+      heapUp(heap, heap.length - 1);
     } else if (byRelevance(h, heap[0]!) < 0) {
       rest.push(heap[0]!);
       heap[0] = h;
-      down(0);
+      heapDown(heap, 0);
     } else rest.push(h);
   }
   heap.sort(byRelevance);
