@@ -94,6 +94,18 @@ async function readCapped(res: Response, maxBytes: number, signal: AbortSignal):
   return Buffer.concat(chunks, total);
 }
 
+/** The 810 outcome of a timeout or network error (retried with backoff). */
+function networkFailure(url: string, err: unknown, timedOut: boolean, timeoutMs: number, hops: RedirectHop[]): FetchFailure {
+  return {
+    kind: 'failure',
+    url,
+    status: 810,
+    message: timedOut ? `Fetch timed out after ${timeoutMs} ms` : `Network error: ${describe(err)}`,
+    hops,
+    retryable: true,
+  };
+}
+
 function describe(err: unknown): string {
   const e = err as { cause?: { code?: string; message?: string }; code?: string; message?: string };
   const code = e?.cause?.code ?? e?.code;
@@ -131,15 +143,7 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
           },
         });
       } catch (err) {
-        const timedOut = controller.signal.aborted;
-        return {
-          kind: 'failure',
-          url,
-          status: 810,
-          message: timedOut ? `Fetch timed out after ${opts.timeoutMs} ms` : `Network error: ${describe(err)}`,
-          hops,
-          retryable: true,
-        };
+        return networkFailure(url, err, controller.signal.aborted, opts.timeoutMs, hops);
       }
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && location) {
@@ -172,15 +176,7 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
         if (err instanceof TooLarge) {
           return { kind: 'failure', url, status: 808, message: `Response larger than ${opts.maxBytes} bytes`, hops, retryable: false };
         }
-        const timedOut = controller.signal.aborted;
-        return {
-          kind: 'failure',
-          url,
-          status: 810,
-          message: timedOut ? `Fetch timed out after ${opts.timeoutMs} ms` : `Network error: ${describe(err)}`,
-          hops,
-          retryable: true,
-        };
+        return networkFailure(url, err, controller.signal.aborted, opts.timeoutMs, hops);
       }
       return { kind: 'response', url, status: res.status, headers, body, hops };
     }

@@ -5,6 +5,7 @@
 import t from 'tap';
 import type { PageDoc } from '../../src/types.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { makeDoc } from '../helpers/docs.js';
 
 let s: TestServer;
 let token2 = '';
@@ -20,24 +21,12 @@ t.teardown(() => s.close());
 const get = (path: string, token = token2) => api(s.url, `${path}${path.includes('?') ? '&' : '?'}token=${token}`);
 
 function entry(url: string, status: number, over: Partial<PageDoc> = {}): PageDoc {
-  return {
-    url,
-    title: url,
-    content: status === 200 ? 'text' : '',
-    documentType: 'HTML',
-    contentGroup: '',
-    imageUrl: null,
-    dataPoints: [],
-    filters: [],
-    boost: 1,
-    keywords: [],
-    language: null,
-    headings: [],
+  return makeDoc(url, url, status === 200 ? 'text' : '', {
     source: 'crawler',
     status,
     ...(status === 200 ? {} : { message: `status ${status}` }),
     ...over,
-  };
+  });
 }
 
 t.test('indexStatus of an empty project', async (t) => {

@@ -7,6 +7,7 @@ import type { ProjectIndex, WriteOp } from '../../src/index/contract.js';
 import { deleteByPattern, deleteByUrl, indexPages, MAX_PENDING_DOCS } from '../../src/ingest/documents.js';
 import { compileUrlPattern } from '../../src/ingest/url-pattern.js';
 import type { PageDoc } from '../../src/types.js';
+import { makeDoc } from '../helpers/docs.js';
 
 class FakeIndex {
   readonly siteId = 'fake';
@@ -67,22 +68,7 @@ class FakeIndex {
   }
 }
 
-const page = (url: string): PageDoc => ({
-  url,
-  title: 't',
-  content: 'c',
-  documentType: 'HTML',
-  contentGroup: '',
-  imageUrl: null,
-  dataPoints: [],
-  filters: [],
-  boost: 1,
-  keywords: [],
-  language: null,
-  headings: [],
-  source: 'api',
-  status: 200,
-});
+const page = (url: string): PageDoc => makeDoc(url, 't', 'c');
 
 const asIndex = (f: FakeIndex) => f as unknown as ProjectIndex;
 const tick = () => new Promise((r) => setImmediate(r));
