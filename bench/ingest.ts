@@ -31,6 +31,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
+import { prng } from './lib/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = process.env.BENCH_CORPUS ?? path.resolve(ROOT, '..', 'shared', 'corpus', 'postgresql-15', 'docs.jsonl.gz');
@@ -70,17 +71,6 @@ function intEnv(name: string, dflt: number): number {
   return n;
 }
 
-/** Deterministic PRNG (mulberry32) so that every run shuffles the same way. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffleWords(text: string, rnd: () => number): string {
   const words = text.split(/\s+/);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Piscina } from 'piscina';
 import { createPool } from '../../src/pool.js';
 import type { PageDoc } from '../../src/types.js';
+import { makeDoc } from '../helpers/docs.js';
 import type { IndexSnapshot } from '../../src/index/contract.js';
 import { SegmentStore, type SegmentStoreOptions } from '../../src/index/store.js';
 import type { TaskPool } from '../../src/index/tasks.js';
@@ -23,23 +24,7 @@ export function realPool(t: { teardown(fn: () => Promise<void> | void): void }, 
 }
 
 export function doc(url: string, content: string, extra: Partial<PageDoc> = {}): PageDoc {
-  return {
-    url,
-    title: `Title of ${url.split('/').pop()}`,
-    content,
-    documentType: 'HTML',
-    contentGroup: '',
-    imageUrl: null,
-    dataPoints: [],
-    filters: [],
-    boost: 1,
-    keywords: [],
-    language: 'en',
-    headings: [],
-    source: 'api',
-    status: 200,
-    ...extra,
-  };
+  return makeDoc(url, `Title of ${url.split('/').pop()}`, content, { language: 'en', ...extra });
 }
 
 /** A manual clock: starts at a fixed instant, advances 1 ms per read so `at` is distinct. */

@@ -4,6 +4,7 @@
  */
 import type { ProjectIndex, WriteOp } from '../../../src/index/contract.js';
 import type { PageDoc, Settings } from '../../../src/types.js';
+import { defaultSettings } from '../../../src/projects/settings.js';
 
 export class MemoryIndex {
   readonly siteId = 'test';
@@ -43,21 +44,11 @@ export class MemoryIndex {
 
 /** Settings with every section at its defaults (SPEC §7), crawler politeness off for tests. */
 export function testSettings(crawler: Partial<Settings['crawler']> = {}, rest: Partial<Settings> = {}): Settings {
+  const d = defaultSettings();
   return {
+    ...d,
     crawler: {
-      rootUrls: [],
-      sitemapUrls: [],
-      sitemapSchedule: '0 3 * * *',
-      recrawlSchedule: null,
-      allowedHosts: null,
-      blacklist: [],
-      whitelist: [],
-      noIndex: [],
-      respectRobotsTxt: true,
-      respectNoindex: true,
-      respectCanonical: true,
-      maxDepth: 10,
-      maxPages: 10_000,
+      ...d.crawler,
       requestDelayMs: 0,
       concurrencyPerHost: 4,
       timeoutMs: 5000,
@@ -66,21 +57,9 @@ export function testSettings(crawler: Partial<Settings['crawler']> = {}, rest: P
       removeMissing: true,
       ...crawler,
     },
-    contentExtraction: [],
-    dataPoints: [],
-    resultGroups: [],
-    filters: [],
-    search: {
-      language: 'en',
-      stopWords: null,
-      typoTolerance: 'default',
-      fieldWeights: { title: 3, keywords: 2, headings: 2, url: 1, content: 1 },
-      synonyms: [],
-      resultMappings: [],
-    },
+    search: { ...d.search, fieldWeights: { title: 3, keywords: 2, headings: 2, url: 1, content: 1 } },
     suggest: { minSearches: 1, typoTolerance: 'default' },
     analytics: { retentionDays: 90 },
-    updatedAt: new Date(0).toISOString(),
     ...rest,
   };
 }
