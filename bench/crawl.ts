@@ -15,7 +15,8 @@
  * 5. The known-item queries (queries.jsonl) run against the crawled project and against a
  *    project filled from docs.jsonl.gz through pagesJson; MRR@10, S@1, S@10, zero-result rate.
  *
- * Environment: BENCH_WORKERS (server pool threads, default 2), BENCH_SERVER (tsx, default, or dist).
+ * Environment: BENCH_WORKERS (server pool threads, default 2), BENCH_SERVER (tsx, default, or dist),
+ * BENCH_CRAWL_ONLY=1 (stop after the crawl: for profiling runs, not for reported numbers).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -197,6 +198,8 @@ async function main(): Promise<void> {
     for (const p of (skipped.json.pages ?? []).slice(0, 10)) console.log(`  skipped: ${p.url} → ${p.status} ${p.message ?? ''}`);
     const ratio = crawlRate / wgetRate;
     console.log(`  ratio to wget: ${fmt(ratio, 2)}× (goal ≥ ${GOAL_RATIO}×) ${ratio >= GOAL_RATIO ? 'MET' : 'NOT MET'}`);
+
+    if (process.env.BENCH_CRAWL_ONLY === '1') return;
 
     // ---- sitemap import twice
     await call(server, 'PATCH', '/admin/projects/crawled/settings', JSON.stringify({ crawler: { rootUrls: [`${base}index.html`], sitemapUrls: [`${base}sitemap.xml`], requestDelayMs: 0, concurrencyPerHost: 16, maxPages: 100000, maxDepth: 1000 } }));

@@ -75,8 +75,6 @@ export interface CrawlServiceOptions {
   /** Attempts per task for 5xx / network errors (default 3) and the first backoff (default 30 s, doubling). */
   maxAttempts?: number;
   retryBaseMs?: number;
-  /** Sort query parameters when normalising discovered URLs (default false). */
-  sortQuery?: boolean;
   log?: CrawlLog;
 }
 
@@ -554,7 +552,7 @@ export class CrawlService {
 
   /** Queues a page of a run if it is new to the run and the run has room. */
   private enqueueRunPage(q: CrawlQueue, index: ProjectIndex, run: CrawlTask, raw: string, depth: number, origin: TaskOrigin, maxPages: number): boolean {
-    const url = normalizeUrl(raw, { sortQuery: this.opts.sortQuery });
+    const url = normalizeUrl(raw);
     if (!url) return false;
     if (!q.markSeen(run.id, url)) return false;
     if (!q.takeRunSlot(run.id, maxPages)) return false;
@@ -646,7 +644,7 @@ export class CrawlService {
       });
     }
 
-    const finalUrl = isAppend ? url : (normalizeUrl(result.url, { sortQuery: this.opts.sortQuery }) ?? result.url);
+    const finalUrl = isAppend ? url : (normalizeUrl(result.url) ?? result.url);
     if (isAppend) {
       if (result.status !== 200) return done('failed', result.status, result.message ?? 'Nothing to append');
       ops.push({ op: 'upsert', doc: appendFetched(task.appendTo!, result) });
@@ -677,7 +675,7 @@ export class CrawlService {
     const n = firstMatch(s.noIndex, finalUrl);
     if (n >= 0) return skip(803, `No-index rule ${JSON.stringify(s.noIndex[n])}`, finalUrl, { title: result.title });
     if (s.respectCanonical && result.canonical) {
-      const canonical = normalizeUrl(result.canonical, { sortQuery: this.opts.sortQuery });
+      const canonical = normalizeUrl(result.canonical);
       if (canonical && canonical !== finalUrl) {
         if (run) this.enqueueRunPage(q, index, run, canonical, task.depth, task.origin, run.type === 'crawl' ? s.maxPages : Number.MAX_SAFE_INTEGER);
         else if (!q.queuedFor(canonical, 'url')) {

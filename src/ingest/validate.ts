@@ -6,10 +6,9 @@
  * problems of every entry before failing so that a client can fix them all at once.
  *
  * Decisions where the seed is silent (also written in docs/INGEST.md):
- * - `url`: an absolute `http:` or `https:` URL of at most 2048 characters. It is stored in its
- *   WHATWG-canonical form (lower-case scheme and host, default port dropped, `/` for an empty
- *   path); the fragment is kept, because JSON clients sometimes index page sections as
- *   separate results.
+ * - `url`: an absolute `http:` or `https:` URL of at most 2048 characters. It is stored in the
+ *   shared identity form of `src/url.ts` (`normalizeUrl`, the crawler's too): lower-case scheme
+ *   and host, default port and fragment dropped, percent-escapes normalised, query order kept.
  * - `title` and `content` are required strings; either may be empty (PDFs often have no title),
  *   but not both, since such an entry could never be found.
  * - `appendPageContent`, `contentGroup`, `imageUrl` are listed as required by the seed, but
@@ -31,6 +30,7 @@
 import { AppError, type EntryError } from '../errors.js';
 import { DOCUMENT_TYPES, type DataPoint, type DocSource, type DocumentType, type FilterValue, type PageDoc, type Settings } from '../types.js';
 import { ISO_639_1 } from './languages.js';
+import { normalizeUrl } from '../url.js';
 
 /** Largest number of entries in one `pagesJson` batch (seed 8). */
 export const MAX_BATCH = 100;
@@ -110,7 +110,8 @@ export function canonicalPageUrl(raw: string): { url: string } | { problem: stri
   if (!parsed.hostname) return { problem: `must include a host (got ${quote(raw)})` };
   // Credentials in a page URL would be shown to every visitor in search results.
   if (parsed.username !== '' || parsed.password !== '') return { problem: 'must not contain a user name or password' };
-  const url = parsed.href;
+  // One identity for JSON and crawled pages (src/url.ts): never null for a parsed http(s) URL.
+  const url = normalizeUrl(parsed.href)!;
   if (url.length > MAX_URL_LENGTH) return { problem: `must be at most ${MAX_URL_LENGTH} characters once normalised` };
   return { url };
 }
