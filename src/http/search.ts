@@ -8,6 +8,7 @@ import { badParam } from '../errors.js';
 import type { Services } from '../services.js';
 import { parseFilters } from '../search/filters.js';
 import { search, type SearchParams } from '../search/service.js';
+import { SuggestCache, type SuggestParams } from '../search/suggest.js';
 import { requireSite } from './auth.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 
@@ -62,7 +63,7 @@ export function register(router: Router, services: Services): void {
     const index = await services.indexes.get(siteId);
     const snap = index.acquire();
     try {
-      const body = search(snap, settings, params, index);
+      const body = await services.searcher.run(index, snap, settings, params);
       if (params.sort && !body.sortingOptions.includes(params.sort)) {
         const opts = body.sortingOptions.length ? body.sortingOptions.join(', ') : 'none: index pages with data points first';
         throw badParam('sort', `Parameter "sort" must be one of the sorting options (${opts}), got "${params.sort}".`);
@@ -77,12 +78,16 @@ export function register(router: Router, services: Services): void {
           userAgent: ctx.get('User-Agent'),
         });
       }
-      ctx.body = body;
+      // Serialised where the search ran (a search thread): the main thread only writes it.
+      ctx.type = 'application/json';
+      ctx.body = body.json;
     } finally {
       snap.release();
     }
   });
 
+  // One answer cache per app (all projects share its entry budget); see src/search/suggest.ts.
+  const suggestCache = new SuggestCache();
   router.get('/sites/suggest', async (ctx) => {
     const siteId = requireSite(ctx, services);
     const query = requireQuery(ctx);
@@ -90,36 +95,26 @@ export function register(router: Router, services: Services): void {
     const limit = parseIntParam(ctx, 'limit', { min: 1, max: 2, default: 2 });
     const maxQuerySuggestions = parseIntParam(ctx, 'maxQuerySuggestions', { min: 0, max: 10, default: 3 });
     const groupResults = parseBoolParam(ctx, 'groupResults', true);
-    const params: SearchParams = {
+    const params: SuggestParams = {
       query,
       filters: parseFilters(queryParam(ctx, 'filters'), settings.filters),
-      filterOptions: false,
-      sort: null,
-      sortOrder: 'ASC',
-      offset: 0,
       limit,
+      groupResults,
       includeContent: parseBoolParam(ctx, 'includeContent', false),
       highlightQueryTerms: parseBoolParam(ctx, 'highlightQueryTerms', false),
       includeContentGroups: stringArrayParam(ctx, 'includeContentGroups'),
       excludeContentGroups: stringArrayParam(ctx, 'excludeContentGroups'),
-      groupResults,
-      // Suggest counts `limit` per content group when grouping (SPEC §6).
-      limitPerGroup: groupResults,
-      typoTolerance: settings.suggest.typoTolerance,
-      snippetSize: 120,
     };
     const index = await services.indexes.get(siteId);
     const snap = index.acquire();
-    let body;
+    let page;
     try {
-      body = search(snap, settings, params, index);
+      // Cached per (index, generation, settings, parameters): equal to the general search.
+      page = suggestCache.get(snap, settings, params, index);
     } finally {
       snap.release();
     }
-    // Custom results render as suggestions through `suggestionHtml`.
-    for (const list of Object.values(body.suggests)) {
-      for (const r of list) if (r.type === 'custom') (r as unknown as Record<string, unknown>).suggestionHtml = r.html;
-    }
+    // Not cached: the query log changes with every flush.
     const querySuggestions =
       maxQuerySuggestions > 0
         ? services.analytics.querySuggestions(siteId, query, { max: maxQuerySuggestions, minSearches: settings.suggest.minSearches })
@@ -127,11 +122,11 @@ export function register(router: Router, services: Services): void {
     ctx.body = {
       status: 'success',
       query,
-      suggests: body.suggests,
-      totalResults: body.totalResults,
-      totalResultsPerContentGroup: body.totalResultsPerContentGroup,
+      suggests: page.suggests,
+      totalResults: page.totalResults,
+      totalResultsPerContentGroup: page.totalResultsPerContentGroup,
       querySuggestions,
-      ...(body.redirect ? { redirect: body.redirect } : {}),
+      ...(page.redirect ? { redirect: page.redirect } : {}),
     };
   });
 }

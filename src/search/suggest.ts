@@ -1,0 +1,179 @@
+/**
+ * The page half of `GET /sites/suggest` (SPEC §6), main thread: the general search
+ * ({@link search}) behind a response cache keyed by (project index, index generation, settings
+ * object, normalised request parameters).
+ *
+ * Why a cache and not a separate engine: suggest is called on every keystroke, and visitors type
+ * the same few thousand prefixes ("c", "cr", "cre", …) over and over, while the answer for a
+ * prefix only changes when the index or the settings change. A cached answer is by construction
+ * the general engine's answer (same semantics: prefix on the last word, suggest typo tolerance,
+ * groups, limits, exact totals), so nothing can drift between a "fast path" and the engine.
+ *
+ * Invalidation: every commit, delete or merge publishes a new manifest generation (strictly
+ * increasing per open {@link ProjectIndex}), and every settings change stores a new frozen
+ * settings object (`ProjectRegistry.getSettings` returns the same object until then); both are
+ * part of the key, so a changed index or settings can never be answered from the cache. A
+ * project that is deleted and re-created gets a new ProjectIndex object, hence a new owner id.
+ * Entries of old generations are not looked up again and age out of the LRU.
+ *
+ * The cache holds only rendered results (plain frozen objects), never segment readers or hits,
+ * so it pins no index generation or file. `querySuggestions` (from the query log, which changes
+ * with every flush) is not cached here: the route adds it per request.
+ */
+import type { IndexSnapshot } from '../index/contract.js';
+import type { Settings } from '../types.js';
+import type { ActiveFilter } from './filters.js';
+import { search, type SearchResult } from './service.js';
+
+/** Suggest's own parameters (validated by the route). */
+export interface SuggestParams {
+  query: string;
+  filters: ActiveFilter[];
+  /** 1–2: per content group when `groupResults`, else in total under `_`. */
+  limit: number;
+  groupResults: boolean;
+  includeContent: boolean;
+  highlightQueryTerms: boolean;
+  includeContentGroups: string[] | null;
+  excludeContentGroups: string[] | null;
+}
+
+/** A suggested result: the search result shape, plus `suggestionHtml` on custom results. */
+export type SuggestResult = SearchResult & { suggestionHtml?: string };
+
+/** The cacheable part of a suggest answer (deep-frozen: shared between responses). */
+export interface SuggestPage {
+  readonly suggests: Readonly<Record<string, readonly SuggestResult[]>>;
+  readonly totalResults: number;
+  readonly totalResultsPerContentGroup: Readonly<Record<string, number>>;
+  readonly redirect?: string;
+}
+
+/** Snippet length of suggested results with `includeContent=true` (shorter than search's 240). */
+export const SUGGEST_SNIPPET_SIZE = 120;
+
+/**
+ * The general search for suggest parameters, uncached: the reference the cache must equal
+ * (tests compare the two).
+ */
+export function computeSuggestPage(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestPage {
+  const body = search(
+    snap,
+    settings,
+    {
+      query: p.query,
+      filters: p.filters,
+      filterOptions: false,
+      sort: null,
+      sortOrder: 'ASC',
+      offset: 0,
+      limit: p.limit,
+      includeContent: p.includeContent,
+      highlightQueryTerms: p.highlightQueryTerms,
+      includeContentGroups: p.includeContentGroups,
+      excludeContentGroups: p.excludeContentGroups,
+      groupResults: p.groupResults,
+      // Suggest counts `limit` per content group when grouping (SPEC §6).
+      limitPerGroup: p.groupResults,
+      typoTolerance: settings.suggest.typoTolerance,
+      snippetSize: SUGGEST_SNIPPET_SIZE,
+    },
+    cacheOwner,
+  );
+  // Custom results render as suggestions through `suggestionHtml`.
+  for (const list of Object.values(body.suggests)) {
+    for (const r of list as SuggestResult[]) if (r.type === 'custom') r.suggestionHtml = r.html;
+  }
+  const page: SuggestPage = {
+    suggests: body.suggests,
+    totalResults: body.totalResults,
+    totalResultsPerContentGroup: body.totalResultsPerContentGroup,
+    ...(body.redirect ? { redirect: body.redirect } : {}),
+  };
+  return deepFreeze(page);
+}
+
+/** Counters of one {@link SuggestCache} (tests, benchmark). */
+export interface SuggestCacheStats {
+  hits: number;
+  misses: number;
+  size: number;
+}
+
+/**
+ * An LRU of suggest answers shared by all projects (one entry budget, so many projects cannot
+ * multiply the memory). Main thread only; a `Map` in recency order (a hit re-inserts its key).
+ */
+export class SuggestCache {
+  private readonly entries = new Map<string, SuggestPage>();
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 1;
+  hits = 0;
+  misses = 0;
+
+  /** @param maxEntries at most this many answers (≈ 0.5–3 KB each); 0 disables the cache. */
+  constructor(readonly maxEntries = 8192) {}
+
+  /**
+   * The suggest answer for `p` over the pinned `snap`: from the cache when the same project
+   * index, generation, settings object and parameters were answered before, else computed by
+   * {@link computeSuggestPage} and remembered.
+   */
+  get(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestPage {
+    if (this.maxEntries <= 0) return computeSuggestPage(snap, settings, p, cacheOwner);
+    const key = this.keyOf(snap, settings, p, cacheOwner);
+    const cached = this.entries.get(key);
+    if (cached) {
+      this.hits++;
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    this.misses++;
+    const page = computeSuggestPage(snap, settings, p, cacheOwner);
+    this.entries.set(key, page);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return page;
+  }
+
+  /** Drops every entry (tests; not needed for correctness: keys carry the generation). */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  stats(): SuggestCacheStats {
+    return { hits: this.hits, misses: this.misses, size: this.entries.size };
+  }
+
+  private idOf(o: object): number {
+    let id = this.ids.get(o);
+    if (id === undefined) this.ids.set(o, (id = this.nextId++));
+    return id;
+  }
+
+  private keyOf(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): string {
+    // Everything the answer depends on. The raw query, not a normalised form: parsing looks at
+    // quotes, minus signs and a trailing space (which ends the prefix word).
+    return JSON.stringify([
+      this.idOf(cacheOwner),
+      snap.generation,
+      this.idOf(settings),
+      p.query,
+      p.limit,
+      p.groupResults,
+      p.includeContent,
+      p.highlightQueryTerms,
+      p.filters,
+      p.includeContentGroups,
+      p.excludeContentGroups,
+    ]);
+  }
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o !== null && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o as Record<string, unknown>)) deepFreeze(v);
+  }
+  return o;
+}

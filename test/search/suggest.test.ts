@@ -1,0 +1,167 @@
+import t from 'tap';
+import { computeSuggestPage, SuggestCache, SUGGEST_SNIPPET_SIZE, type SuggestParams } from '../../src/search/suggest.js';
+import { search } from '../../src/search/service.js';
+import { defaultSettings } from '../../src/projects/settings.js';
+import { snapshotOf } from '../helpers/snapshot.js';
+import { makeDoc } from '../helpers/docs.js';
+import type { PageDoc, Settings } from '../../src/types.js';
+
+const docs: PageDoc[] = [
+  makeDoc('https://s.test/create-table', 'CREATE TABLE', 'Define a new table. Tables hold rows of data in columns.', { headings: ['Synopsis'] }),
+  makeDoc('https://s.test/create-index', 'CREATE INDEX', 'Define a new index on a table.', { contentGroup: 'Reference' }),
+  makeDoc('https://s.test/create-view', 'CREATE VIEW', 'Define a new view.', { contentGroup: 'Reference' }),
+  makeDoc('https://s.test/createdb', 'createdb', 'Create a new database from the shell.', { contentGroup: 'Tools' }),
+  makeDoc('https://s.test/credentials', 'Credentials', 'Client credentials and passwords.', { contentGroup: 'Tools' }),
+  makeDoc('https://s.test/tables', 'Tables', 'Tables, columns and constraints.', { contentGroup: 'Guide' }),
+  makeDoc('https://s.test/tablespaces', 'Tablespaces', 'Where table files live.', { contentGroup: 'Guide' }),
+  makeDoc('https://s.test/indexes', 'Indexes', 'An index speeds up queries on a table.', { contentGroup: 'Guide' }),
+  makeDoc('https://s.test/vacuum', 'Routine Vacuuming', 'Vacuum reclaims storage occupied by dead tuples.'),
+  makeDoc('https://s.test/views', 'Views', 'A view is a stored query over tables.', { contentGroup: 'Guide' }),
+];
+
+function settingsWith(extra: Partial<Settings['search']> = {}, suggest?: Settings['suggest']): Settings {
+  const s = defaultSettings();
+  return { ...s, search: { ...s.search, ...extra }, suggest: suggest ?? s.suggest };
+}
+
+const params = (query: string, extra: Partial<SuggestParams> = {}): SuggestParams => ({
+  query, filters: [], limit: 2, groupResults: true, includeContent: false, highlightQueryTerms: false,
+  includeContentGroups: null, excludeContentGroups: null, ...extra,
+});
+
+// Prefixes of every length, typos, several words, quotes and exclusions, a no-match query.
+const QUERIES = ['c', 'cr', 'cre', 'crea', 'create', 'create ', 'create t', 'create in', 'creat tab', 'tabel', 'ind', 'vacum', '"create table"', 'create -index', 'zzz', 'v', '*'];
+const VARIANTS: Array<Partial<SuggestParams>> = [
+  {},
+  { limit: 1 },
+  { groupResults: false },
+  { groupResults: false, limit: 1 },
+  { includeContent: true, highlightQueryTerms: true },
+  { includeContentGroups: ['Guide', '_'] },
+  { excludeContentGroups: ['Reference'] },
+];
+
+t.test('computeSuggestPage is the general search with suggest parameters (SPEC §6)', async (t) => {
+  const snap = snapshotOf([docs.slice(0, 5), docs.slice(5)]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith({}, { minSearches: 2, typoTolerance: 'strict' });
+  const owner = {};
+  for (const q of QUERIES) {
+    for (const v of VARIANTS) {
+      const p = params(q, v);
+      const page = computeSuggestPage(snap, settings, p, owner);
+      const direct = search(snap, settings, {
+        query: q, filters: [], filterOptions: false, sort: null, sortOrder: 'ASC', offset: 0, limit: p.limit,
+        includeContent: p.includeContent, highlightQueryTerms: p.highlightQueryTerms,
+        includeContentGroups: p.includeContentGroups, excludeContentGroups: p.excludeContentGroups,
+        groupResults: p.groupResults, limitPerGroup: p.groupResults, typoTolerance: 'strict', snippetSize: SUGGEST_SNIPPET_SIZE,
+      }, owner);
+      const label = `${JSON.stringify(q)} ${JSON.stringify(v)}`;
+      t.same(page.suggests, direct.suggests, `results ${label}`);
+      t.equal(page.totalResults, direct.totalResults, `total ${label}`);
+      t.same(page.totalResultsPerContentGroup, direct.totalResultsPerContentGroup, `per group ${label}`);
+      for (const list of Object.values(page.suggests)) {
+        t.ok(list.length <= p.limit, `limit ${p.limit} per list ${label}`);
+      }
+      if (!p.groupResults) t.ok(Object.keys(page.suggests).every((g) => g === '_'), `ungrouped under _ ${label}`);
+    }
+  }
+  // Per content group: 'cre' matches pages in four groups, two per group at most.
+  const grouped = computeSuggestPage(snap, settings, params('cre'), owner);
+  t.same(Object.keys(grouped.totalResultsPerContentGroup).sort(), ['Reference', 'Tools', '_']);
+  t.equal(grouped.suggests.Reference!.length, 2);
+});
+
+t.test('a cached answer equals the uncached general search, on the first and every later call', async (t) => {
+  const snap = snapshotOf([docs.slice(0, 3), docs.slice(3, 7), docs.slice(7)]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith({
+    synonyms: [{ terms: ['view', 'vista'] }],
+    resultMappings: [
+      { trigger: { type: 'equals', value: 'create' }, action: { type: 'pin', urls: ['https://s.test/vacuum'] } },
+      { trigger: { type: 'contains', value: 'tables' }, action: { type: 'hide', urls: ['https://s.test/tables'] } },
+      { trigger: { type: 'equals', value: 'promo' }, action: { type: 'custom', html: '<b>Promo</b>', position: 1 } },
+      { trigger: { type: 'equals', value: 'home' }, action: { type: 'redirect', url: 'https://s.test/' } },
+    ],
+  });
+  const cache = new SuggestCache();
+  const owner = {};
+  const queries = [...QUERIES, 'vist', 'tables', 'promo', 'home'];
+  for (let round = 0; round < 3; round++) {
+    for (const q of queries) {
+      for (const v of VARIANTS) {
+        const p = params(q, v);
+        const label = `round ${round} ${JSON.stringify(q)} ${JSON.stringify(v)}`;
+        t.same(cache.get(snap, settings, p, owner), computeSuggestPage(snap, settings, p, owner), label);
+      }
+    }
+  }
+  const n = queries.length * VARIANTS.length;
+  t.same(cache.stats(), { hits: 2 * n, misses: n, size: n }, 'every later call was a hit');
+  const promo = cache.get(snap, settings, params('promo'), owner);
+  t.equal(promo.suggests._![0]!.suggestionHtml, '<b>Promo</b>', 'custom result carries suggestionHtml');
+  t.equal(cache.get(snap, settings, params('home'), owner).redirect, 'https://s.test/');
+  t.throws(() => {
+    (promo.suggests._ as unknown as unknown[]).push({});
+  }, 'cached answers are frozen: one response cannot change another');
+});
+
+t.test('a new index generation, new settings or another project is never answered from the cache', async (t) => {
+  const before = snapshotOf([docs.slice(0, 5)]);
+  // The next generation of the same index: a page added, one deleted.
+  const afterRaw = snapshotOf([[...docs.slice(0, 5), makeDoc('https://s.test/crete', 'Crete travel', 'Islands.'), { delete: 'https://s.test/createdb' }]]);
+  t.teardown(() => (before.cleanup(), afterRaw.cleanup()));
+  const after = { ...afterRaw, generation: before.generation + 1 };
+  const settings = settingsWith();
+  const cache = new SuggestCache();
+  const owner = {};
+  const p = params('cre', { groupResults: false });
+  const links = (x: ReturnType<SuggestCache['get']>) => Object.values(x.suggests).flat().map((r) => r.link);
+
+  const first = cache.get(before, settings, p, owner);
+  t.equal(first.totalResults, 5);
+  const next = cache.get(after, settings, p, owner);
+  t.same(next, computeSuggestPage(after, settings, p, owner), 'new generation: recomputed');
+  t.equal(next.totalResults, 5, 'one page added, one deleted');
+  t.notOk(links(next).includes('https://s.test/createdb'), 'the deleted page is gone');
+  t.same(cache.get(before, settings, p, owner), first, 'a search still pinned to the old generation gets the old answer');
+
+  // Settings are replaced by a new object on every change.
+  const second = links(next)[1]!;
+  const pinned = settingsWith({ resultMappings: [{ trigger: { type: 'equals', value: 'cre' }, action: { type: 'pin', urls: [second] } }] });
+  const withPin = cache.get(after, pinned, p, owner);
+  t.equal(links(withPin)[0], second, 'new settings: recomputed with the pin');
+  const strict = settingsWith({}, { minSearches: 2, typoTolerance: 'off' });
+  t.equal(cache.get(after, strict, params('tabel'), owner).totalResults, 0, 'suggest typo tolerance off: no typo matches');
+  t.ok(cache.get(after, settings, params('tabel'), owner).totalResults > 0, 'default tolerance: typo matches');
+
+  // Another project with the same generation number and settings object.
+  const other = snapshotOf([docs.slice(5)]);
+  t.teardown(() => other.cleanup());
+  t.equal(cache.get(other, settings, p, {}).totalResults, 0, 'another project: its own answer');
+  const tab = cache.get(other, settings, params('tab'), {});
+  t.ok(tab.totalResults > 0);
+  t.same(tab, computeSuggestPage(other, settings, params('tab'), {}));
+});
+
+t.test('the cache is bounded (LRU) and can be disabled', async (t) => {
+  const snap = snapshotOf([docs]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith();
+  const owner = {};
+  const cache = new SuggestCache(3);
+  for (const q of ['c', 'cr', 'cre']) cache.get(snap, settings, params(q), owner);
+  cache.get(snap, settings, params('c'), owner); // 'c' is now the most recent
+  cache.get(snap, settings, params('crea'), owner); // evicts 'cr', the least recent
+  t.equal(cache.stats().size, 3);
+  const misses = cache.stats().misses;
+  cache.get(snap, settings, params('c'), owner);
+  t.equal(cache.stats().misses, misses, 'recently used entry kept');
+  cache.get(snap, settings, params('cr'), owner);
+  t.equal(cache.stats().misses, misses + 1, 'least recently used entry was evicted');
+  t.equal(cache.stats().size, 3);
+
+  const off = new SuggestCache(0);
+  t.same(off.get(snap, settings, params('cre'), owner), computeSuggestPage(snap, settings, params('cre'), owner));
+  t.same(off.stats(), { hits: 0, misses: 0, size: 0 }, 'maxEntries 0 stores nothing');
+});
