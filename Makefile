@@ -41,7 +41,11 @@ bench-search: setup
 	elif [ $$rc -ne 0 ]; then echo "make bench-search: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/search.ts
 
+# Builds first, like bench-search: the server child runs dist/ when it exists (a stale dist/ would be measured).
 bench-suggest: setup
+	@npx tsc -p tsconfig.build.json; rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "make bench-suggest: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
+	elif [ $$rc -ne 0 ]; then echo "make bench-suggest: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/suggest.ts
 
 bench-crawl: setup
