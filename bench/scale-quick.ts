@@ -1,6 +1,8 @@
 /** In-process scaling check: the corpus multiplied N times (SCALE), timing the search path. */
 import { search } from '../src/search/service.js';
-import { snapshotOf } from '../test/helpers/snapshot.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { snapshotOf, snapshotOfFiles } from '../test/helpers/snapshot.js';
 import { makeDoc } from '../test/helpers/docs.js';
 import { loadPgDocs, loadPgQueries, PG_BASE } from './lib/corpus.js';
 import type { Settings, PageDoc } from '../src/types.js';
@@ -22,7 +24,10 @@ for (let k = 0; k < scale; k++) {
   }));
 }
 let t0 = performance.now();
-const snap = snapshotOf(process.env.ONESEG ? [batches.flat()] : batches);
+// KEEP=<dir>: build once into <dir> and reopen it on later runs (a 100k build takes minutes).
+const keep = process.env.KEEP;
+const files = keep && fs.existsSync(keep) ? fs.readdirSync(keep).filter((f) => f.endsWith('.seg')).sort((a, b) => parseInt(a.slice(1)) - parseInt(b.slice(1))).map((f) => path.join(keep, f)) : [];
+const snap = files.length ? snapshotOfFiles(files) : snapshotOf(process.env.ONESEG ? [batches.flat()] : batches, keep);
 console.log(`built ${scale * base.length} docs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 const queries = loadPgQueries().map((q) => q.q).slice(0, Number(process.env.NQ ?? 300));
 const owner = {};
@@ -34,4 +39,4 @@ for (const q of queries) { const s = performance.now(); run(q); times.push(perfo
 const cpu = process.cpuUsage(c0);
 times.sort((a, b) => a - b);
 console.log(`CPU/query ${((cpu.user + cpu.system) / 1000 / queries.length).toFixed(2)} ms; p50 ${times[Math.floor(times.length / 2)]!.toFixed(2)} p99 ${times[Math.floor(times.length * 0.99)]!.toFixed(2)} max ${times[times.length - 1]!.toFixed(1)}`);
-snap.cleanup();
+if (!keep) snap.cleanup();

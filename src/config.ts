@@ -24,6 +24,8 @@ export interface Config {
   role: 'primary' | 'search';
   /** Worker-pool threads. */
   workers: number;
+  /** Search threads (SITESIFT_SEARCH_THREADS); 0 searches on the main thread. */
+  searchThreads: number;
   /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
   crawlerAllowPrivate: boolean;
@@ -121,6 +123,7 @@ const SPECS: SettingSpec[] = [
   { key: 'masterKey', env: 'SITESIFT_MASTER_KEY', flag: 'master-key', parse: parseMasterKey },
   { key: 'role', env: 'SITESIFT_ROLE', flag: 'role', parse: parseEnum(['primary', 'search'] as const) },
   { key: 'workers', env: 'SITESIFT_WORKERS', flag: 'workers', parse: parseInteger(1, 256) },
+  { key: 'searchThreads', env: 'SITESIFT_SEARCH_THREADS', flag: 'search-threads', parse: parseInteger(0, 256) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
   { key: 'crawlerAllowPrivate', env: 'SITESIFT_CRAWLER_ALLOW_PRIVATE', flag: 'crawler-allow-private', parse: parseBoolean },
   { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS) },
@@ -146,6 +149,7 @@ export function defaultConfig(): Config {
     masterKey: null,
     role: 'primary',
     workers: Math.max(1, os.availableParallelism()),
+    searchThreads: Math.max(1, os.availableParallelism()),
     snapshot: null,
     crawlerAllowPrivate: false,
     logLevel: 'info',

@@ -18,6 +18,7 @@ import type { Config } from './config.js';
 import { createApp, type AppOptions } from './http/app.js';
 import { createLogger, type Logger } from './log.js';
 import { createPool, runTask } from './pool.js';
+import { createSearchExecutor } from './search/executor.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/service.js';
@@ -153,6 +154,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
 
     const pool = createPool({ workers: cfg.workers });
     cleanups.push(() => pool.destroy());
+    const searcher = createSearchExecutor(cfg.searchThreads);
+    cleanups.push(() => searcher.close());
 
     // ---- stores owned by other folders -------------------------------------------------
     const indexes = new IndexRegistry({
@@ -183,7 +186,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     });
     cleanups.push(() => crawl.stop());
 
-    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl };
+    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl, searcher };
 
     // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
     projects.onDelete(async (siteId) => {
@@ -229,7 +232,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     const addr = server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const url = `http://${host}:${addr.port}`;
-    log.info({ url, dataDir: cfg.dataDir, role: cfg.role, workers: cfg.workers }, 'listening');
+    log.info({ url, dataDir: cfg.dataDir, role: cfg.role, workers: cfg.workers, searchThreads: cfg.searchThreads }, 'listening');
 
     if (firstProject) {
       stdout.write(banner(url, cfg.dataDir, masterKey, firstProject.key.token));

@@ -9,6 +9,7 @@ import type { ProjectRegistry } from './projects/registry.js';
 import type { IndexRegistry } from './index/registry.js';
 import type { QueryLogService } from './analytics/service.js';
 import type { CrawlService } from './crawl/service.js';
+import type { SearchExecutor } from './search/executor.js';
 
 export interface Services {
   config: Config;
@@ -20,4 +21,6 @@ export interface Services {
   indexes: IndexRegistry;
   analytics: QueryLogService;
   crawl: CrawlService;
+  /** Runs `GET /sites` searches (search threads, or the main thread with 0 threads). */
+  searcher: SearchExecutor;
 }

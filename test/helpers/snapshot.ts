@@ -9,8 +9,12 @@ import type { PageDoc } from '../../src/types.js';
  * Builds segments from `batches` (each batch one segment, seqs assigned in order) and a snapshot
  * applying the liveness rule (highest seq per URL wins). For engine tests without the store.
  */
-export function snapshotOf(batches: Array<Array<PageDoc | { delete: string }>>): IndexSnapshot & { cleanup(): void } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'snap-'));
+export function snapshotOf(
+  batches: Array<Array<PageDoc | { delete: string }>>,
+  keepDir?: string,
+): IndexSnapshot & { cleanup(): void } {
+  const dir = keepDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'snap-'));
+  if (keepDir) fs.mkdirSync(keepDir, { recursive: true });
   let seq = 0;
   const readers: SegmentReader[] = [];
   batches.forEach((b, bi) => {
@@ -31,6 +35,18 @@ export function snapshotOf(batches: Array<Array<PageDoc | { delete: string }>>):
     writeSegment(file, entries, deletes, { defaultLanguage: 'en' });
     readers.push(SegmentReader.open(file));
   });
+  return snapshotOfReaders(readers, keepDir ? null : dir);
+}
+
+/**
+ * A snapshot over already written segment files (in order of their seqs), for benchmarks that
+ * build a large index once and reopen it. Nothing is removed on cleanup.
+ */
+export function snapshotOfFiles(files: string[]): IndexSnapshot & { cleanup(): void } {
+  return snapshotOfReaders(files.map((f) => SegmentReader.open(f)), null);
+}
+
+function snapshotOfReaders(readers: SegmentReader[], removeDir: string | null): IndexSnapshot & { cleanup(): void } {
   const latest = new Map<string, number>();
   for (const r of readers) {
     for (const row of r.rows()) latest.set(row.url, Math.max(latest.get(row.url) ?? 0, row.seq));
@@ -62,7 +78,7 @@ export function snapshotOf(batches: Array<Array<PageDoc | { delete: string }>>):
     release() {},
     cleanup() {
       for (const r of readers) r.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (removeDir) fs.rmSync(removeDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,69 @@
+/**
+ * Where `GET /sites` searches run (main thread API). With `SITESIFT_SEARCH_THREADS` > 0 (the
+ * default) searches run on a pool of search threads of their own — separate from the pool that
+ * builds and merges segments, so a long merge never queues a search — and the main thread only
+ * parses requests, pins a generation and writes the answer. With 0 they run on the main thread.
+ * Both return the same {@link SearchOutcome}; src/search/remote.ts explains the thread protocol.
+ */
+import { Piscina } from 'piscina';
+import type { IndexSnapshot } from '../index/contract.js';
+import { createPool } from '../pool.js';
+import type { Settings } from '../types.js';
+import { snapshotSpec, type RemoteSearchResult } from './remote.js';
+import { search, type SearchParams } from './service.js';
+
+/** A finished search: the response body as JSON and the parts the route reads. */
+export interface SearchOutcome {
+  json: string;
+  totalResults: number;
+  sortingOptions: string[];
+  activeFilterOptions: Array<Record<string, unknown>>;
+}
+
+/** Runs searches over pinned snapshots. The caller keeps the snapshot pinned until it settles. */
+export interface SearchExecutor {
+  /** `owner` is the project's index object (keys per-project caches). */
+  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome>;
+  /** Threads in use (0: the main thread). */
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+/** Searches on the calling (main) thread. */
+export class LocalSearchExecutor implements SearchExecutor {
+  readonly threads = 0;
+
+  async run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
+    const body = search(snap, settings, params, owner);
+    return { json: JSON.stringify(body), totalResults: body.totalResults, sortingOptions: body.sortingOptions, activeFilterOptions: body.activeFilterOptions };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Searches on a dedicated pool of `threads` search threads. */
+export class ThreadSearchExecutor implements SearchExecutor {
+  private readonly pool: Piscina;
+  private readonly ownerIds = new WeakMap<object, number>();
+  private nextOwner = 1;
+
+  constructor(readonly threads: number) {
+    // Threads start on the first search and then stay (a cold thread must reopen segments).
+    this.pool = createPool({ workers: threads, idleTimeoutMs: 24 * 3600_000 });
+  }
+
+  async run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
+    let id = this.ownerIds.get(owner);
+    if (id === undefined) this.ownerIds.set(owner, (id = this.nextOwner++));
+    return (await this.pool.run({ task: 'search', snapshot: snapshotSpec(snap, id), settings, params })) as RemoteSearchResult;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
+
+/** The executor for `threads` (0: main thread). */
+export function createSearchExecutor(threads: number): SearchExecutor {
+  return threads > 0 ? new ThreadSearchExecutor(threads) : new LocalSearchExecutor();
+}

@@ -1,0 +1,218 @@
+/**
+ * Searching on search threads (SPEC §0: searches read immutable segments listed in a manifest).
+ *
+ * The main thread pins a manifest generation (`index.acquire()`), describes it as a
+ * {@link SnapshotSpec} — segment file paths, each segment's tombstone bitmap in shared memory,
+ * live counts and lengths — and hands the spec, the settings and the validated parameters to a
+ * search thread. The thread opens the segment files read-only itself (readers are cached per file
+ * and reused across generations, so their vocabularies, typo tries and postings caches stay
+ * warm), runs the same {@link search} the main thread would, and sends back the response already
+ * serialised as JSON. The main thread keeps its pin until the answer arrives, so no file the
+ * thread reads can be removed meanwhile. Results are identical to a main-thread search by
+ * construction (same code, same segment files, same tombstones); tests compare the two.
+ *
+ * This file holds the thread side ({@link runRemoteSearch}, used by `workers/search.ts`) and the
+ * pure conversions both sides share.
+ */
+import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
+import { SegmentReader } from '../index/segment.js';
+import type { Settings } from '../types.js';
+import { search, type SearchParams, type SearchResponse } from './service.js';
+
+/** One segment of a pinned generation, as sent to a search thread. */
+export interface SegmentSpec {
+  id: string;
+  path: string;
+  /** Tombstones of this generation, over a SharedArrayBuffer (shared, never copied per call). */
+  dead: Uint8Array;
+  liveCount: number;
+  liveLengths: number[];
+}
+
+/** A pinned generation as a search thread needs it. */
+export interface SnapshotSpec {
+  /** Distinguishes project indexes that may reuse generation numbers (delete + re-create). */
+  owner: number;
+  generation: number;
+  segments: SegmentSpec[];
+  totalDocs: number;
+  totalLengths: number[];
+}
+
+/** What the main thread asks a search thread. */
+export interface RemoteSearchTask {
+  snapshot: SnapshotSpec;
+  settings: Settings;
+  params: SearchParams;
+}
+
+/**
+ * A search thread's answer: the response as JSON plus what the route reads of it. Parameters
+ * are validated by the route before a search starts, so a search has no client errors; anything
+ * thrown is a bug and reaches the client as a 500.
+ */
+export interface RemoteSearchResult {
+  json: string;
+  totalResults: number;
+  sortingOptions: string[];
+  activeFilterOptions: Array<Record<string, unknown>>;
+}
+
+// ---------------------------------------------------------------- main-thread side helpers
+
+const sharedDead = new WeakMap<Uint8Array, Uint8Array>();
+
+/**
+ * The tombstone bitmap in shared memory. Bitmaps of published generations are immutable (the
+ * store copies on write), so one shared copy per bitmap object is made once and reused.
+ */
+export function sharedBitmap(dead: Uint8Array): Uint8Array {
+  if (dead.buffer instanceof SharedArrayBuffer) return dead;
+  let s = sharedDead.get(dead);
+  if (!s) {
+    s = new Uint8Array(new SharedArrayBuffer(Math.max(1, dead.length))).subarray(0, dead.length);
+    s.set(dead);
+    sharedDead.set(dead, s);
+  }
+  return s;
+}
+
+/** Describes a pinned snapshot for a search thread (main thread). */
+export function snapshotSpec(snap: IndexSnapshot, owner: number): SnapshotSpec {
+  return {
+    owner,
+    generation: snap.generation,
+    segments: snap.segments.map((s) => ({
+      id: s.id,
+      path: s.reader.path,
+      dead: sharedBitmap(s.dead),
+      liveCount: s.liveCount,
+      liveLengths: s.liveLengths,
+    })),
+    totalDocs: snap.totalDocs,
+    totalLengths: snap.totalLengths,
+  };
+}
+
+// ---------------------------------------------------------------- search-thread side
+
+/** How long a search thread keeps an unused generation (and its readers) open. */
+export const IDLE_SNAPSHOT_MS = 30_000;
+/** Generations kept per project index (a slow search may still use an older one). */
+const SNAPSHOTS_PER_OWNER = 3;
+
+interface CachedReader {
+  reader: SegmentReader;
+  refs: number;
+}
+
+interface CachedSnapshot {
+  key: string;
+  snap: IndexSnapshot;
+  paths: string[];
+  usedAt: number;
+}
+
+/**
+ * The thread's open generations and segment readers. Readers are shared by every cached
+ * generation that lists their file and closed when the last one is dropped.
+ */
+export class ThreadSnapshots {
+  private readonly readers = new Map<string, CachedReader>();
+  private readonly snapshots = new Map<string, CachedSnapshot>();
+  private readonly owners = new Map<number, object>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** The snapshot for `spec`, opened on first use. */
+  get(spec: SnapshotSpec): IndexSnapshot {
+    const key = `${spec.owner}:${spec.generation}`;
+    const hit = this.snapshots.get(key);
+    if (hit) {
+      hit.usedAt = this.now();
+      // Most recently used last (Map order).
+      this.snapshots.delete(key);
+      this.snapshots.set(key, hit);
+      return hit.snap;
+    }
+    const segments: LiveSegment[] = [];
+    const paths: string[] = [];
+    try {
+      for (const s of spec.segments) {
+        let r = this.readers.get(s.path);
+        if (!r) this.readers.set(s.path, (r = { reader: SegmentReader.open(s.path), refs: 0 }));
+        r.refs++;
+        paths.push(s.path);
+        segments.push({ id: s.id, reader: r.reader, dead: s.dead, liveCount: s.liveCount, liveLengths: s.liveLengths });
+      }
+    } catch (e) {
+      this.unref(paths);
+      throw e;
+    }
+    const snap: IndexSnapshot = {
+      generation: spec.generation,
+      segments,
+      totalDocs: spec.totalDocs,
+      totalLengths: spec.totalLengths,
+      release() {},
+    };
+    this.snapshots.set(key, { key, snap, paths, usedAt: this.now() });
+    // Keep the newest few generations of this owner.
+    const mine = [...this.snapshots.values()].filter((c) => c.key.startsWith(`${spec.owner}:`));
+    for (const old of mine.slice(0, Math.max(0, mine.length - SNAPSHOTS_PER_OWNER))) this.drop(old);
+    return snap;
+  }
+
+  /** The per-project cache owner object the search service keys its caches by. */
+  owner(id: number): object {
+    let o = this.owners.get(id);
+    if (!o) this.owners.set(id, (o = {}));
+    return o;
+  }
+
+  /** Closes generations unused for {@link IDLE_SNAPSHOT_MS}; returns how many were dropped. */
+  sweep(): number {
+    const cutoff = this.now() - IDLE_SNAPSHOT_MS;
+    let n = 0;
+    for (const c of [...this.snapshots.values()]) {
+      if (c.usedAt <= cutoff) {
+        this.drop(c);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Open segment files (tests). */
+  openFiles(): string[] {
+    return [...this.readers.keys()];
+  }
+
+  /** Closes everything. */
+  close(): void {
+    for (const c of [...this.snapshots.values()]) this.drop(c);
+  }
+
+  private drop(c: CachedSnapshot): void {
+    this.snapshots.delete(c.key);
+    this.unref(c.paths);
+  }
+
+  private unref(paths: string[]): void {
+    for (const p of paths) {
+      const r = this.readers.get(p);
+      if (!r) continue;
+      if (--r.refs <= 0) {
+        r.reader.close();
+        this.readers.delete(p);
+      }
+    }
+  }
+}
+
+/** Runs one search task against the thread's snapshots (search thread). */
+export function runRemoteSearch(cache: ThreadSnapshots, task: RemoteSearchTask): RemoteSearchResult {
+  const snap = cache.get(task.snapshot);
+  const body: SearchResponse = search(snap, task.settings, task.params, cache.owner(task.snapshot.owner));
+  return { json: JSON.stringify(body), totalResults: body.totalResults, sortingOptions: body.sortingOptions, activeFilterOptions: body.activeFilterOptions };
+}

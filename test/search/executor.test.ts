@@ -1,0 +1,135 @@
+import t from 'tap';
+import { createSearchExecutor, LocalSearchExecutor, ThreadSearchExecutor } from '../../src/search/executor.js';
+import { runRemoteSearch, sharedBitmap, snapshotSpec, ThreadSnapshots, IDLE_SNAPSHOT_MS } from '../../src/search/remote.js';
+import type { SearchParams } from '../../src/search/service.js';
+import { defaultSettings } from '../../src/projects/settings.js';
+import { snapshotOf } from '../helpers/snapshot.js';
+import { makeDoc } from '../helpers/docs.js';
+import type { Settings } from '../../src/types.js';
+
+// Three segments with a replaced page and a deleted page, so tombstones matter.
+const batches = [
+  [
+    makeDoc('https://s.test/create-table', 'CREATE TABLE', 'Define a new table with columns and constraints.', { headings: ['Synopsis'] }),
+    makeDoc('https://s.test/create-index', 'CREATE INDEX', 'Define a new index on a table.', { contentGroup: 'Reference' }),
+    makeDoc('https://s.test/vacuum', 'Routine Vacuuming', 'Vacuum reclaims storage occupied by dead tuples.'),
+  ],
+  [
+    makeDoc('https://s.test/create-index', 'CREATE INDEX', 'Define a new index on a table; replaced copy about btree.', { contentGroup: 'Reference' }),
+    makeDoc('https://s.test/tables', 'Tables', 'Tables, columns and constraints <b>bold</b>.', { contentGroup: 'Guide' }),
+    makeDoc('https://s.test/views', 'Views', 'A view is a stored query over tables.', { contentGroup: 'Guide' }),
+  ],
+  [{ delete: 'https://s.test/vacuum' }, makeDoc('https://s.test/indexes', 'Indexes', 'An index speeds up queries on a table.')],
+];
+
+const params = (query: string, extra: Partial<SearchParams> = {}): SearchParams => ({
+  query, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC', offset: 0, limit: 10,
+  includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null,
+  groupResults: true, limitPerGroup: false, ...extra,
+});
+
+const QUERIES = ['table', 'create', 'crea', 'tabel', 'vacuum', 'index btree', '"new table"', 'table -index', '*', 'zzz'];
+
+t.test('search threads answer exactly what the main thread answers', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const settings: Settings = defaultSettings();
+  const local = new LocalSearchExecutor();
+  const threads = new ThreadSearchExecutor(2);
+  t.teardown(() => threads.close());
+  t.equal(threads.threads, 2);
+  const owner = {};
+  let compared = 0;
+  for (const q of QUERIES) {
+    for (const extra of [{}, { groupResults: false, limit: 2, offset: 1 }, { limitPerGroup: true, limit: 1 }]) {
+      const a = await local.run(owner, snap, settings, params(q, extra));
+      const b = await threads.run(owner, snap, settings, params(q, extra));
+      t.equal(b.json, a.json, `same body for ${q} ${JSON.stringify(extra)}`);
+      t.equal(b.totalResults, a.totalResults);
+      t.same(b.sortingOptions, a.sortingOptions);
+      compared++;
+    }
+  }
+  t.equal(compared, QUERIES.length * 3);
+  // The tombstones were honoured on the thread: the deleted page is not found, the replaced one once.
+  const vac = JSON.parse((await threads.run(owner, snap, settings, params('vacuum'))).json);
+  t.equal(vac.totalResults, 0, 'deleted page stays deleted');
+  const idx = JSON.parse((await threads.run(owner, snap, settings, params('btree'))).json);
+  t.equal(idx.totalResults, 1, 'replacement found once');
+});
+
+t.test('createSearchExecutor: 0 threads searches on the main thread', async (t) => {
+  const e = createSearchExecutor(0);
+  t.equal(e.threads, 0);
+  t.ok(e instanceof LocalSearchExecutor);
+  await e.close();
+  const p = createSearchExecutor(1);
+  t.equal(p.threads, 1);
+  t.ok(p instanceof ThreadSearchExecutor);
+  await p.close();
+});
+
+t.test('ThreadSnapshots reuses readers across generations and closes unused ones', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  let now = 1_000_000;
+  const cache = new ThreadSnapshots(() => now);
+  t.teardown(() => cache.close());
+  const spec1 = snapshotSpec(snap, 7);
+  const s1 = cache.get(spec1);
+  t.equal(cache.get(spec1), s1, 'same generation: same snapshot object (warm caches)');
+  t.equal(cache.openFiles().length, 3);
+  // A later generation without the first segment: the shared readers are reused.
+  const spec2 = { ...spec1, generation: 2, segments: spec1.segments.slice(1) };
+  const s2 = cache.get(spec2);
+  t.equal(s2.segments[0]!.reader, s1.segments[1]!.reader, 'reader shared between generations');
+  t.equal(cache.openFiles().length, 3, 'generation 1 still cached');
+  // Only the newest few generations of one owner are kept.
+  for (let g = 3; g <= 5; g++) cache.get({ ...spec2, generation: g });
+  t.equal(cache.openFiles().length, 2, 'generation 1 dropped: its first segment closed');
+  now += IDLE_SNAPSHOT_MS - 1;
+  t.equal(cache.sweep(), 0, 'nothing idle yet');
+  now += 2;
+  t.ok(cache.sweep() > 0, 'idle generations dropped');
+  t.equal(cache.openFiles().length, 0, 'every reader closed');
+  // Distinct owners with the same generation number are distinct snapshots.
+  const a = cache.get({ ...spec1, owner: 1 });
+  const b = cache.get({ ...spec1, owner: 2 });
+  t.not(a, b);
+  t.not(cache.owner(1), cache.owner(2));
+  t.equal(cache.owner(1), cache.owner(1));
+});
+
+t.test('a missing segment file fails without leaking readers', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const cache = new ThreadSnapshots();
+  const spec = snapshotSpec(snap, 1);
+  spec.segments.push({ ...spec.segments[0]!, id: 'gone', path: '/nonexistent/x.seg' });
+  t.throws(() => cache.get(spec));
+  t.equal(cache.openFiles().length, 0);
+});
+
+t.test('runRemoteSearch answers with the JSON body and rethrows failures', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const cache = new ThreadSnapshots();
+  t.teardown(() => cache.close());
+  const spec = snapshotSpec(snap, 1);
+  const ok = runRemoteSearch(cache, { snapshot: spec, settings: defaultSettings(), params: params('table') });
+  t.equal(JSON.parse(ok.json).totalResults, ok.totalResults);
+  t.ok(ok.totalResults > 0);
+  // Broken settings make the service throw; the thread rethrows (the route answers 500).
+  const broken = { ...defaultSettings(), search: null } as unknown as Settings;
+  t.throws(() => runRemoteSearch(cache, { snapshot: spec, settings: broken, params: params('table') }));
+});
+
+t.test('sharedBitmap copies a bitmap into shared memory once', async (t) => {
+  const dead = new Uint8Array([0, 1, 0, 1]);
+  const s = sharedBitmap(dead);
+  t.ok(s.buffer instanceof SharedArrayBuffer);
+  t.same([...s], [0, 1, 0, 1]);
+  t.equal(sharedBitmap(dead), s, 'cached per bitmap object');
+  t.equal(sharedBitmap(s), s, 'already shared');
+  t.equal(sharedBitmap(new Uint8Array(0)).length, 0);
+});
