@@ -199,6 +199,8 @@ interface SlotHits {
   typo: Uint8Array;
   ids: Int32Array;
   count: number;
+  /** Live documents matching the word in this segment (count may hold only candidates). */
+  df: number;
 }
 const NO_MATCH = 255;
 
@@ -211,7 +213,7 @@ function takeSlotHits(n: number): SlotHits {
   const free = slotPool.get(n);
   const h = free?.pop();
   if (h) return h;
-  return { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(n), count: 0 };
+  return { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(n), count: 0, df: 0 };
 }
 
 /** Clears the entries a query touched and returns the arrays to the pool. */
@@ -222,10 +224,75 @@ function releaseSlotHits(h: SlotHits): void {
     h.typo[id] = NO_MATCH;
   }
   h.count = 0;
+  h.df = 0;
   const n = h.score.length;
   let free = slotPool.get(n);
   if (!free) slotPool.set(n, (free = []));
   if (free.length < SLOT_POOL_PER_SIZE) free.push(h);
+}
+
+/**
+ * First index at or after `from` whose id is >= `target`, in ascending `ids` (ids[from] <
+ * target): exponential then binary search, so skipping far ahead costs O(log distance).
+ */
+export function gallop(ids: Int32Array, from: number, target: number): number {
+  const len = ids.length;
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < len && ids[hi]! < target) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > len) hi = len;
+  let a = lo + 1;
+  let b = hi;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    if (ids[m]! < target) a = m + 1;
+    else b = m;
+  }
+  return a;
+}
+
+const deadCounts = new WeakMap<Uint8Array, number>();
+const unionMarks = new Map<number, { mark: Uint32Array; stamp: number }>();
+
+/** Live rows (not dead in this generation) in the union of `lists`. */
+export function liveUnion(lists: Array<Postings | null>, dead: Uint8Array): number {
+  let deadCount = deadCounts.get(dead);
+  if (deadCount === undefined) {
+    deadCount = 0;
+    for (let i = 0; i < dead.length; i++) deadCount += dead[i]!;
+    deadCounts.set(dead, deadCount);
+  }
+  const present = lists.filter((p): p is Postings => p !== null);
+  if (present.length === 0) return 0;
+  if (present.length === 1) {
+    const ids = present[0]!.ids;
+    if (deadCount === 0) return ids.length;
+    let c = 0;
+    for (let i = 0; i < ids.length; i++) if (dead[ids[i]!] !== 1) c++;
+    return c;
+  }
+  const n = dead.length;
+  let m = unionMarks.get(n);
+  if (!m || m.stamp === 0xffffffff) unionMarks.set(n, (m = { mark: new Uint32Array(n), stamp: 0 }));
+  const stamp = ++m.stamp;
+  const mark = m.mark;
+  let c = 0;
+  for (const p of present) {
+    const ids = p.ids;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (mark[id] !== stamp && dead[id] !== 1) {
+        mark[id] = stamp;
+        c++;
+      }
+    }
+  }
+  return c;
 }
 
 /**
@@ -254,64 +321,97 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   };
 
   // Per segment, per slot: best alternative score of each document. With `lazy` (AND
-  // queries), the slot with the shortest postings is scored first and the others only score
-  // the documents it matched (they still record every match, for document frequencies and
-  // typo tiers): a common word then costs a pass over its postings, not a BM25F per posting.
+  // queries), the slot with the shortest postings is scored in full and the others are only
+  // looked up for the documents it matched (a galloping walk over their sorted postings), so a
+  // common word costs a few probes instead of a pass over its postings. Each slot's document
+  // frequency (for its idf) is still the live union over all its expansions (`df`).
   const buildSlotMaps = (lazy: boolean): SlotHits[][] => snap.segments.map((seg, si) => {
     const dv = seg.reader.docValues();
     const n = dv.urls.length;
+    const dead = seg.dead;
     const lists = alternatives.map((alts) => alts.map((a) => postingsOf(a.term)[si] ?? null));
     const totals = lists.map((ls) => ls.reduce((t, p) => t + (p ? p.ids.length : 0), 0));
+    const bm25 = (p: Postings, i: number, id: number): number => {
+      let x = 0;
+      for (let f = 0; f < NFIELDS; f++) {
+        const tf = p.tfs[i * NFIELDS + f]!;
+        if (tf === 0) continue;
+        const len = dv.lengths[id * NFIELDS + f]!;
+        x += (weights[f]! * tf) / (1 - B[f]! + (B[f]! * len) / avg[f]!);
+      }
+      return (x * (K1 + 1)) / (x + K1);
+    };
+    // Records the match of row `id` (at postings index i) by alternative `a` in `h`.
+    const record = (h: SlotHits, a: Alternative, p: Postings, i: number, id: number): void => {
+      const t = a.kind === 'typo' ? 1 : 0;
+      const old = h.typo[id]!;
+      if (t > old) return;
+      const sc = a.weight * bm25(p, i, id);
+      if (old === NO_MATCH) {
+        h.ids[h.count++] = id;
+        h.score[id] = sc;
+        h.typo[id] = t;
+      } else if (t < old) {
+        h.score[id] = sc;
+        h.typo[id] = t;
+      } else if (sc > h.score[id]!) h.score[id] = sc;
+    };
+    const scoreAll = (slot: number): SlotHits => {
+      const h = takeSlotHits(n);
+      alternatives[slot]!.forEach((a, ai) => {
+        const p = lists[slot]![ai];
+        if (!p) return;
+        for (let i = 0; i < p.ids.length; i++) {
+          const id = p.ids[i]!;
+          if (dead[id] !== 1) record(h, a, p, i, id);
+        }
+      });
+      h.df = h.count;
+      return h;
+    };
     let first = -1;
     if (lazy && alternatives.length > 1) {
       first = 0;
       for (let i = 1; i < totals.length; i++) if (totals[i]! < totals[first]!) first = i;
     }
-    const order = alternatives.map((_, i) => i);
-    if (first > 0) order.unshift(...order.splice(first, 1));
-    let cand: Uint8Array | null = null;
+    if (first < 0) return alternatives.map((_, slot) => scoreAll(slot));
     const out = new Array<SlotHits>(alternatives.length);
-    for (const si2 of order) {
-      const alts = alternatives[si2]!;
+    const h0 = scoreAll(first);
+    out[first] = h0;
+    const cands = h0.ids.slice(0, h0.count).sort();
+    for (let slot = 0; slot < alternatives.length; slot++) {
+      if (slot === first) continue;
       const h = takeSlotHits(n);
-      alts.forEach((a, ai) => {
-        const p = lists[si2]![ai];
+      h.df = liveUnion(lists[slot]!, dead);
+      alternatives[slot]!.forEach((a, ai) => {
+        const p = lists[slot]![ai];
         if (!p) return;
-        const t = a.kind === 'typo' ? 1 : 0;
-        for (let i = 0; i < p.ids.length; i++) {
-          const id = p.ids[i]!;
-          if (seg.dead[id] === 1) continue;
-          const old = h.typo[id]!;
-          if (t > old) continue;
-          if (cand !== null && cand[id] !== 1) {
-            // Not a candidate: record the match only.
-            if (old === NO_MATCH) h.ids[h.count++] = id;
-            h.typo[id] = t;
-            continue;
+        const ids = p.ids;
+        const len = ids.length;
+        // Walk the shorter list and gallop in the longer one.
+        if (len <= cands.length) {
+          let c = 0;
+          for (let j = 0; j < len && c < cands.length; j++) {
+            const id = ids[j]!;
+            if (cands[c]! < id) {
+              c = gallop(cands, c, id);
+              if (c >= cands.length) break;
+            }
+            if (cands[c] === id) record(h, a, p, j, id);
           }
-          let x = 0;
-          for (let f = 0; f < NFIELDS; f++) {
-            const tf = p.tfs[i * NFIELDS + f]!;
-            if (tf === 0) continue;
-            const len = dv.lengths[id * NFIELDS + f]!;
-            x += (weights[f]! * tf) / (1 - B[f]! + (B[f]! * len) / avg[f]!);
+          return;
+        }
+        let j = 0;
+        for (let c = 0; c < cands.length && j < len; c++) {
+          const id = cands[c]!;
+          if (ids[j]! < id) {
+            j = gallop(ids, j, id);
+            if (j >= len) break;
           }
-          const sc = a.weight * ((x * (K1 + 1)) / (x + K1));
-          if (old === NO_MATCH) {
-            h.ids[h.count++] = id;
-            h.score[id] = sc;
-            h.typo[id] = t;
-          } else if (t < old) {
-            h.score[id] = sc;
-            h.typo[id] = t;
-          } else if (sc > h.score[id]!) h.score[id] = sc;
+          if (ids[j] === id) record(h, a, p, j, id);
         }
       });
-      out[si2] = h;
-      if (first >= 0 && si2 === first) {
-        cand = new Uint8Array(n);
-        for (let k = 0; k < h.count; k++) cand[h.ids[k]!] = 1;
-      }
+      out[slot] = h;
     }
     return out;
   });
@@ -322,7 +422,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   // expansions act as one term, so a rare variant does not outrank the word itself.
   const slotIdf = slots.map((_, i) => {
     let df = 0;
-    for (const maps of slotMaps) df += maps[i]!.count;
+    for (const maps of slotMaps) df += maps[i]!.df;
     return Math.log(1 + (N - df + 0.5) / (df + 0.5));
   });
 
@@ -422,18 +522,23 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         return;
       }
       if (orMode) {
-        // Natural-language query: any word matches; scores add up over the words matched.
-        const seen = new Set<number>();
-        for (const m of maps) {
+        // Natural-language query: any word matches; scores add up over the words matched
+        // (accumulated word by word, in word order, into one pooled array).
+        const acc = takeSlotHits(dv.urls.length);
+        for (let mi = 0; mi < maps.length; mi++) {
+          const m = maps[mi]!;
+          const idf = idfs[mi]!;
           for (let k = 0; k < m.count; k++) {
             const id = m.ids[k]!;
-            if (seen.has(id)) continue;
-            seen.add(id);
-            let score = 0;
-            for (let mi = 0; mi < maps.length; mi++) if (maps[mi]!.typo[id] !== NO_MATCH) score += maps[mi]!.score[id]! * idfs[mi]!;
-            consider(id, score, 0);
+            if (acc.typo[id] === NO_MATCH) {
+              acc.typo[id] = 0;
+              acc.ids[acc.count++] = id;
+              acc.score[id] = 0 + m.score[id]! * idf;
+            } else acc.score[id]! += m.score[id]! * idf;
           }
         }
+        for (let k = 0; k < acc.count; k++) consider(acc.ids[k]!, acc.score[acc.ids[k]!]!, 0);
+        releaseSlotHits(acc);
         return;
       }
       let smallest = 0;

@@ -1,0 +1,48 @@
+import t from 'tap';
+import { gallop, liveUnion } from '../../src/search/engine.js';
+import type { Postings } from '../../src/index/segment.js';
+
+// Deterministic pseudo-random numbers for the property checks.
+let seed = 7;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+
+function sortedIds(n: number, max: number): Int32Array {
+  const s = new Set<number>();
+  while (s.size < n) s.add(Math.floor(rnd() * max));
+  return Int32Array.from([...s].sort((a, b) => a - b));
+}
+
+t.test('gallop finds the first id >= target after a smaller one', async (t) => {
+  t.equal(gallop(Int32Array.from([1, 3, 5, 7]), 0, 5), 2);
+  t.equal(gallop(Int32Array.from([1, 3, 5, 7]), 0, 4), 2);
+  t.equal(gallop(Int32Array.from([1, 3, 5, 7]), 0, 8), 4, 'past the end');
+  t.equal(gallop(Int32Array.from([1, 3, 5, 7]), 1, 7), 3);
+  t.equal(gallop(Int32Array.from([1, 2]), 0, 2), 1, 'next element');
+  let checked = 0;
+  for (let round = 0; round < 200; round++) {
+    const ids = sortedIds(1 + Math.floor(rnd() * 300), 2000);
+    const from = Math.floor(rnd() * ids.length);
+    const target = ids[from]! + 1 + Math.floor(rnd() * 500);
+    let expect = from;
+    while (expect < ids.length && ids[expect]! < target) expect++;
+    t.equal(gallop(ids, from, target), expect);
+    checked++;
+  }
+  t.equal(checked, 200);
+});
+
+const postings = (ids: Int32Array): Postings => ({ ids, tfs: new Uint16Array(ids.length * 5) });
+
+t.test('liveUnion counts the live rows of the union of postings', async (t) => {
+  for (let round = 0; round < 50; round++) {
+    const n = 500;
+    const dead = new Uint8Array(n);
+    if (round % 3 !== 0) for (let i = 0; i < n; i++) dead[i] = rnd() < 0.2 ? 1 : 0;
+    const lists = Array.from({ length: 1 + (round % 4) }, () => (rnd() < 0.15 ? null : postings(sortedIds(Math.floor(rnd() * 200), n))));
+    const expect = new Set<number>();
+    for (const p of lists) if (p) for (const id of p.ids) if (!dead[id]) expect.add(id);
+    t.equal(liveUnion(lists, dead), expect.size, `round ${round}`);
+  }
+  t.equal(liveUnion([], new Uint8Array(3)), 0);
+  t.equal(liveUnion([null], new Uint8Array(3)), 0);
+});
