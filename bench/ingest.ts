@@ -233,6 +233,42 @@ function peakRssMb(pid: number): number {
   }
 }
 
+/** Current RSS of a process in MB (VmRSS), NaN when unreadable. */
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Samples the server's RSS every 100 ms and keeps the maximum per labelled stage (ingest,
+ * searchable wait, merge of each phase), so the report says *when* the peak happens.
+ */
+class RssSampler {
+  stage = 'start';
+  readonly peaks = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+  constructor(private readonly pid: number) {
+    this.timer = setInterval(() => this.sample(), 100);
+    this.timer.unref();
+  }
+  sample(): void {
+    const mb = rssMb(this.pid);
+    if (!Number.isNaN(mb)) this.peaks.set(this.stage, Math.max(this.peaks.get(this.stage) ?? 0, mb));
+  }
+  enter(stage: string): void {
+    this.sample();
+    this.stage = stage;
+  }
+  stop(): void {
+    this.sample();
+    clearInterval(this.timer);
+  }
+}
+
 function segmentCount(dataDir: string, site: string): number {
   try {
     const manifest = JSON.parse(readFileSync(path.join(dataDir, 'projects', site, 'manifest.json'), 'utf8')) as { segments?: unknown[] };
@@ -242,13 +278,14 @@ function segmentCount(dataDir: string, site: string): number {
   }
 }
 
-async function ingestPhase(server: Server, site: string, file: string, nonce: string): Promise<Omit<PhaseResult, 'name' | 'rawFts5Seconds' | 'rawFts5DocsPerSecond' | 'rawFts5Bytes'>> {
+async function ingestPhase(server: Server, site: string, file: string, nonce: string, rss: RssSampler): Promise<Omit<PhaseResult, 'name' | 'rawFts5Seconds' | 'rawFts5DocsPerSecond' | 'rawFts5Bytes'>> {
   const created = await request(server, 'POST', '/admin/projects', JSON.stringify({ siteId: site }));
   if (created.status !== 201) throw new Error(`create project ${site}: ${created.status} ${JSON.stringify(created.json)}`);
   const endpoint = `/sites/pagesJson?site=${site}`;
   let docs = 0;
   const inFlight = new Set<Promise<void>>();
   let failure: Error | undefined;
+  rss.enter(`${site} ingest`);
   const started = process.hrtime.bigint();
   for await (const body of readBatches(file)) {
     while (inFlight.size >= CONCURRENCY) await Promise.race(inFlight);
@@ -270,6 +307,7 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
   const ingestSeconds = Number(lastAck - started) / 1e9;
 
   // Time until the last acknowledged document is searchable.
+  rss.enter(`${site} until searchable`);
   let searchableAfterMs: number;
   let searchableHow: 'search' | 'refresh' = 'search';
   const probe = await request(server, 'GET', `/sites?site=${site}&query=${nonce}&log=false`);
@@ -290,11 +328,13 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
   }
 
   const segmentsBefore = segmentCount(server.dataDir, site);
+  rss.enter(`${site} full merge`);
   const m0 = process.hrtime.bigint();
   const merged = await request(server, 'POST', `/admin/projects/${site}/merge`);
   if (merged.status !== 200) throw new Error(`merge: ${merged.status} ${JSON.stringify(merged.json)}`);
   const mergeSeconds = Number(process.hrtime.bigint() - m0) / 1e9;
   const segmentsAfter = segmentCount(server.dataDir, site);
+  rss.enter('idle');
   const indexBytes = dirBytes(path.join(server.dataDir, 'projects', site));
   return { docs, ingestSeconds, docsPerSecond: docs / ingestSeconds, searchableAfterMs, searchableHow, indexBytes, segmentsBefore, segmentsAfter, mergeSeconds };
 }
@@ -338,12 +378,14 @@ async function main(): Promise<void> {
 
     const dataDir = path.join(tmp, 'data');
     server = await startServer(dataDir);
+    const rss = new RssSampler(server.child.pid!);
     const results: PhaseResult[] = [];
     for (const [i, p] of prepared.entries()) {
       process.stderr.write(`sitesift over HTTP: ${p.n} documents, batches of ${BATCH}, concurrency ${CONCURRENCY}\n`);
-      const r = await ingestPhase(server, p.site, p.file, p.nonce);
+      const r = await ingestPhase(server, p.site, p.file, p.nonce, rss);
       results.push({ name: p.name, ...r, rawFts5Seconds: raw[i]!.seconds, rawFts5DocsPerSecond: raw[i]!.docs / raw[i]!.seconds, rawFts5Bytes: raw[i]!.bytes });
     }
+    rss.stop();
     const peakRss = peakRssMb(server.child.pid!);
 
     const rows: string[][] = [
@@ -364,6 +406,7 @@ async function main(): Promise<void> {
     const last = results[results.length - 1]!;
     const ratio = last.docsPerSecond / last.rawFts5DocsPerSecond;
     process.stdout.write(`\n${out.join('\n')}\n\nserver peak RSS (VmHWM, whole run): ${peakRss} MB\n`);
+    process.stdout.write(`peak RSS by stage (VmRSS sampled every 100 ms): ${[...rss.peaks].map(([k, v]) => `${k} ${v} MB`).join('; ')}\n`);
     process.stdout.write(`goals: ingest ≥ 0.5× raw FTS5 at ${last.docs} docs: ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}×); peak RSS < 500 MB: ${peakRss < 500 ? 'met' : 'NOT met'} (${peakRss} MB)\n`);
     process.stdout.write(
       `${JSON.stringify({
@@ -372,6 +415,7 @@ async function main(): Promise<void> {
         cpus: os.cpus().length,
         concurrency: CONCURRENCY,
         peakRssMb: peakRss,
+        peakRssByStage: Object.fromEntries(rss.peaks),
         phases: results.map((r) => ({ ...r, docsPerSecond: Math.round(r.docsPerSecond), rawFts5DocsPerSecond: Math.round(r.rawFts5DocsPerSecond), ratio: Number((r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(3)) })),
       })}\n`,
     );

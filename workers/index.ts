@@ -29,13 +29,5 @@ export default async function dispatch(message: { task?: unknown } & Record<stri
     throw new Error(`unknown worker task ${JSON.stringify(task)} (known: ${TASKS.join(', ')})`);
   }
   const mod = await loadTask(task as TaskName);
-  const t0 = Date.now();
-  const r = await mod.default(message);
-  if (process.env.SSMEMLOG) {
-    const h = (await import('node:v8')).getHeapStatistics();
-    const mu = process.memoryUsage();
-    const { threadId } = await import('node:worker_threads');
-    (await import('node:fs')).writeSync(2, `MEMLOG worker ${threadId} ${task} ms=${Date.now() - t0} n=${Array.isArray(message.entries) ? message.entries.length : '-'} used=${(h.used_heap_size / 1048576).toFixed(0)} total=${(h.total_heap_size / 1048576).toFixed(0)} malloced=${(h.malloced_memory / 1048576).toFixed(0)} ext=${(mu.external / 1048576).toFixed(0)} ab=${(mu.arrayBuffers / 1048576).toFixed(0)} rss=${(mu.rss / 1048576).toFixed(0)}\n`);
-  }
-  return r;
+  return mod.default(message);
 }

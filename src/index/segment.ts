@@ -177,6 +177,12 @@ CREATE VIRTUAL TABLE fts USING fts5(title, headings, content, content='docs', co
 INSERT INTO fts(fts) VALUES('rebuild');
 `;
 
+/**
+ * Page cache (KiB) of connections that only scan a file once (merge sources, row loading):
+ * a scan gains nothing from caching, and each connection would otherwise keep up to 16 MB.
+ */
+const SCAN_CACHE_KB = 1024;
+
 const DOC_COLUMNS = 'id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,headings,content,image,description,hkeys,body';
 
 function createFile(path: string): Database.Database {
@@ -449,13 +455,15 @@ function markedHeadings(headings: string[]): string {
 
 /**
  * Writes a new segment file at `path` (must not exist) holding `entries` and `deletes`
- * (the caller has already de-duplicated: at most one entry per URL). Synchronous; runs in a
+ * (the caller has already de-duplicated: at most one entry per URL). `entries` is consumed
+ * once, in order (docIds follow it), and may be a generator that streams them. Synchronous; runs in a
  * pool worker. The file is complete and fsync'd when this returns; the caller renames it into
  * place and fsyncs the directory.
  */
-export function writeSegment(path: string, entries: SegmentEntry[], deletes: SegmentDelete[], opts: WriteOptions): SegmentInfo {
+export function writeSegment(path: string, entries: Iterable<SegmentEntry>, deletes: SegmentDelete[], opts: WriteOptions): SegmentInfo {
   const db = createFile(path);
   const pb = new PostingsBuilder();
+  let docCount = 0;
   let searchable = 0;
   let minSeq = Number.MAX_SAFE_INTEGER;
   let maxSeq = 0;
@@ -463,7 +471,9 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
     const insDoc = db.prepare(`INSERT INTO docs(${DOC_COLUMNS}) VALUES (${DOC_COLUMNS.split(',').map(() => '?').join(',')})`);
     const insDel = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
     db.transaction(() => {
-      entries.forEach((e, id) => {
+      // One entry at a time: a streamed source (the write log) is never held whole.
+      for (const e of entries) {
+        const id = docCount++;
         const d = e.doc;
         minSeq = Math.min(minSeq, e.seq);
         maxSeq = Math.max(maxSeq, e.seq);
@@ -491,7 +501,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
           ok && d.headings.length ? headingKeysBlob(d.headings) : null,
           JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title }),
         );
-      });
+      }
       for (const del of deletes) {
         minSeq = Math.min(minSeq, del.seq);
         maxSeq = Math.max(maxSeq, del.seq);
@@ -511,7 +521,7 @@ export function writeSegment(path: string, entries: SegmentEntry[], deletes: Seg
   }
   if (minSeq === Number.MAX_SAFE_INTEGER) minSeq = 0;
   return sealFile(db, path, {
-    docCount: entries.length, searchableCount: searchable, deleteCount: deletes.length, minSeq, maxSeq,
+    docCount, searchableCount: searchable, deleteCount: deletes.length, minSeq, maxSeq,
   });
 }
 
@@ -541,6 +551,7 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
     for (const src of sources) {
       db.prepare('ATTACH DATABASE ? AS src').run(src.path);
       try {
+        db.pragma(`src.cache_size = -${SCAN_CACHE_KB}`);
         const n = db.prepare('SELECT count(*) FROM src.docs').pluck().get() as number;
         const map = new Int32Array(n).fill(-1);
         db.transaction(() => {
@@ -564,7 +575,11 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
     }
     const insDel = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
     const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
-    const readers = sources.map((s) => new Database(s.path, { readonly: true, fileMustExist: true }));
+    const readers = sources.map((s) => {
+      const r = new Database(s.path, { readonly: true, fileMustExist: true });
+      r.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+      return r;
+    });
     try {
       const its = readers.map((r) => (r.prepare('SELECT term, stem, postings FROM terms ORDER BY term').iterate() as IterableIterator<{ term: string; stem: string; postings: Buffer }>));
       const heads = its.map((it) => it.next());
@@ -612,6 +627,56 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
   }
   if (minSeq === Number.MAX_SAFE_INTEGER) minSeq = 0;
   return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length, minSeq, maxSeq });
+}
+
+/** The per-row columns liveness bookkeeping keeps in memory (see {@link readRowColumns}). */
+export interface RowColumns {
+  urls: string[];
+  seqs: Float64Array;
+  ats: Float64Array;
+  firstAts: Float64Array;
+  statuses: Uint16Array;
+  /** lengths[docId * NFIELDS + f] */
+  lengths: Uint32Array;
+  deletes: SegmentDelete[];
+}
+
+/**
+ * Reads every row's liveness columns (docId order) and the delete markers of a sealed segment
+ * straight into typed arrays, through a short-lived connection with a small page cache: the
+ * scan touches every docs leaf page, and a long-lived connection would keep them cached
+ * (better-sqlite3's default cache is 16 MB per connection). Main thread, at segment load.
+ */
+export function readRowColumns(path: string, docCount: number): RowColumns {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+    const c: RowColumns = {
+      urls: new Array<string>(docCount),
+      seqs: new Float64Array(docCount),
+      ats: new Float64Array(docCount),
+      firstAts: new Float64Array(docCount),
+      statuses: new Uint16Array(docCount),
+      lengths: new Uint32Array(docCount * NFIELDS),
+      deletes: db.prepare('SELECT url, seq, at FROM deletes').all() as SegmentDelete[],
+    };
+    const it = db.prepare('SELECT id, url, seq, at, first_at AS firstAt, status, lengths FROM docs ORDER BY id').raw().iterate() as IterableIterator<
+      [number, string, number, number, number, number, string]
+    >;
+    for (const [id, url, seq, at, firstAt, status, lengths] of it) {
+      if (id < 0 || id >= docCount) throw new Error(`segment ${path}: row id ${id} outside 0..${docCount - 1}`);
+      c.urls[id] = url;
+      c.seqs[id] = seq;
+      c.ats[id] = at;
+      c.firstAts[id] = firstAt;
+      c.statuses[id] = status;
+      const l = JSON.parse(lengths) as number[];
+      for (let f = 0; f < NFIELDS; f++) c.lengths[id * NFIELDS + f] = l[f] ?? 0;
+    }
+    return c;
+  } finally {
+    db.close();
+  }
 }
 
 function readInfo(path: string): SegmentInfo {

@@ -35,8 +35,8 @@ import type {
 } from './contract.js';
 import { readManifest, writeManifest, fsyncDir, safeReaddir, type Manifest, type ManifestSegment, MANIFEST_FORMAT } from './manifest.js';
 import { selectMerges, type MergePolicyOptions } from './merge-policy.js';
-import { FIELDS, SegmentReader, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment.js';
-import { stallForever, type PausePoint, type TaskPool } from './tasks.js';
+import { FIELDS, SegmentReader, readRowColumns, type RowColumns, type SegmentDelete, type SegmentInfo } from './segment.js';
+import { stallForever, type BuildSegmentTask, type PausePoint, type TaskPool } from './tasks.js';
 import { WriteLog } from './write-log.js';
 
 const F = FIELDS.length;
@@ -67,6 +67,12 @@ export interface SegmentStoreOptions {
    * a build worker needs roughly 25 KB per document (measured with writeSegment).
    */
   maxBufferedDocs?: number;
+  /**
+   * The same bound on the buffered documents' text (UTF-16 code units of url, title, content,
+   * description, headings, keywords; default 64 Mi): a build worker's memory grows with the
+   * text it indexes, and a few huge pages must not build as one segment.
+   */
+  maxBufferedBytes?: number;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
   pauseIn?: PausePoint;
 }
@@ -122,7 +128,30 @@ interface UrlState {
   status: number;
 }
 
-type Pending = { op: 'upsert'; seq: number; at: number; firstAt: number; doc: PageDoc } | { op: 'delete'; seq: number; at: number; url: string };
+/**
+ * What reports need of an acknowledged, unpublished upsert. The document itself stays in the
+ * write log (the build task reads it from there), so the main thread's memory does not grow
+ * with the size of the pages waiting to be published.
+ */
+type DocMeta = Pick<PageDoc, 'title' | 'documentType' | 'contentGroup' | 'source' | 'message'>;
+
+type Pending =
+  | { op: 'upsert'; seq: number; at: number; firstAt: number; meta: DocMeta; bytes: number }
+  | { op: 'delete'; seq: number; at: number; url: string };
+
+function metaOf(doc: PageDoc): DocMeta {
+  const m: DocMeta = { title: doc.title, documentType: doc.documentType, contentGroup: doc.contentGroup, source: doc.source };
+  if (doc.message !== undefined) m.message = doc.message;
+  return m;
+}
+
+/** Text size of a document (UTF-16 code units): what a segment build holds per document. */
+function textBytes(doc: PageDoc): number {
+  let n = doc.url.length + doc.title.length + doc.content.length + (doc.description?.length ?? 0);
+  for (const h of doc.headings) n += h.length;
+  for (const k of doc.keywords) n += k.length;
+  return n;
+}
 
 interface Waiter {
   seq: number;
@@ -170,6 +199,7 @@ export class SegmentStore implements ProjectIndex {
   private readonly mergePolicy: Partial<MergePolicyOptions>;
   private readonly pauseIn: PausePoint | undefined;
   private readonly maxBufferedDocs: number;
+  private readonly maxBufferedBytes: number;
   private wal!: WriteLog;
 
   private gen!: Generation;
@@ -178,6 +208,8 @@ export class SegmentStore implements ProjectIndex {
   private readonly live = new Map<string, UrlState>();
   private readonly statusCounts = new Map<number, number>();
   private buffer = new Map<string, Pending>();
+  /** Sum of `bytes` of the buffered upserts. */
+  private bufferedBytes = 0;
   private building: Map<string, Pending> | null = null;
   private waiters: Waiter[] = [];
   /** Temp files of builds/merges in flight: gc must not touch them. */
@@ -205,6 +237,7 @@ export class SegmentStore implements ProjectIndex {
     this.mergePolicy = opts.mergePolicy ?? {};
     this.pauseIn = opts.pauseIn;
     this.maxBufferedDocs = opts.maxBufferedDocs ?? 5_000;
+    this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
   }
 
   /**
@@ -285,31 +318,14 @@ export class SegmentStore implements ProjectIndex {
     const p = path.join(this.segDir, meta.file);
     if (!fs.existsSync(p)) throw new AppError('internal', `Segment ${meta.file} of index ${this.siteId} is listed in the manifest but missing.`);
     const reader = SegmentReader.open(p);
-    const rows = reader.rows();
-    const n = rows.length;
-    const s: SegState = {
-      id: meta.id,
-      path: p,
-      meta,
-      reader,
-      urls: new Array<string>(n),
-      seqs: new Float64Array(n),
-      ats: new Float64Array(n),
-      firstAts: new Float64Array(n),
-      statuses: new Uint16Array(n),
-      lengths: new Uint32Array(n * F),
-      deletes: reader.deletes(),
-      genRefs: 0,
-    };
-    rows.forEach((r, i) => {
-      // docIds are dense 0..n-1 (segment.ts); rows() is in docId order.
-      s.urls[i] = r.url;
-      s.seqs[i] = r.seq;
-      s.ats[i] = r.at;
-      s.firstAts[i] = r.firstAt;
-      s.statuses[i] = r.status;
-      for (let f = 0; f < F; f++) s.lengths[i * F + f] = r.lengths[f] ?? 0;
-    });
+    let cols: RowColumns;
+    try {
+      cols = readRowColumns(p, reader.info.docCount);
+    } catch (err) {
+      reader.close();
+      throw err;
+    }
+    const s: SegState = { id: meta.id, path: p, meta, reader, ...cols, genRefs: 0 };
     this.states.set(s.id, s);
     return s;
   }
@@ -336,7 +352,7 @@ export class SegmentStore implements ProjectIndex {
     }
     // Backpressure: when builds fall behind, writers wait for the flush in progress instead of
     // growing the in-memory buffer without bound.
-    if (this.buffer.size >= this.maxBufferedDocs && this.building) {
+    if (this.building && this.bufferFull(1)) {
       return this.flushChain.then(() => this.write(ops));
     }
     const seq = this.nextSeq;
@@ -348,7 +364,7 @@ export class SegmentStore implements ProjectIndex {
         ops.forEach((op, i) => {
           this.apply(op.op === 'upsert' ? { op: 'upsert', seq: seq + i, at, doc: op.doc } : { op: 'delete', seq: seq + i, at, url: op.url });
         });
-        if (this.waiters.some((w) => w.seq <= this.lastAckedSeq) || this.buffer.size >= this.maxBufferedDocs / 2) this.flushSoon();
+        if (this.waiters.some((w) => w.seq <= this.lastAckedSeq) || this.bufferFull(0.5)) this.flushSoon();
         else this.scheduleRefresh();
       })
       .then(() => lastSeq);
@@ -361,15 +377,30 @@ export class SegmentStore implements ProjectIndex {
     if (op.op === 'upsert') {
       const firstAt = prev ? prev.firstAt : op.at;
       this.setLive(url, { seq: op.seq, at: op.at, firstAt, status: op.doc.status });
-      this.buffer.delete(url);
-      this.buffer.set(url, { op: 'upsert', seq: op.seq, at: op.at, firstAt, doc: op.doc });
+      this.dropBuffered(url);
+      const bytes = textBytes(op.doc);
+      this.bufferedBytes += bytes;
+      this.buffer.set(url, { op: 'upsert', seq: op.seq, at: op.at, firstAt, meta: metaOf(op.doc), bytes });
     } else {
       if (prev) this.setLive(url, null);
-      this.buffer.delete(url);
+      this.dropBuffered(url);
       this.buffer.set(url, { op: 'delete', seq: op.seq, at: op.at, url });
     }
     this.lastAckedSeq = Math.max(this.lastAckedSeq, op.seq);
     this.lastUpdatedAt = Math.max(this.lastUpdatedAt, op.at);
+  }
+
+  /** Removes `url`'s op from the buffer, keeping {@link bufferedBytes} in step. */
+  private dropBuffered(url: string): void {
+    const p = this.buffer.get(url);
+    if (!p) return;
+    if (p.op === 'upsert') this.bufferedBytes -= p.bytes;
+    this.buffer.delete(url);
+  }
+
+  /** Whether the buffer is big enough to flush now rather than at the next refresh. */
+  private bufferFull(fraction: number): boolean {
+    return this.buffer.size >= this.maxBufferedDocs * fraction || this.bufferedBytes >= this.maxBufferedBytes * fraction;
   }
 
   private setLive(url: string, st: UrlState | null): void {
@@ -482,9 +513,9 @@ export class SegmentStore implements ProjectIndex {
     return this.buffer.get(url) ?? this.building?.get(url);
   }
 
-  private docOf(url: string): PageDoc | null {
+  private docOf(url: string): DocMeta | null {
     const p = this.pendingOf(url);
-    if (p) return p.op === 'upsert' ? p.doc : null;
+    if (p) return p.op === 'upsert' ? p.meta : null;
     const w = this.published.get(url);
     if (!w || w.docId < 0) return null;
     return w.state.reader.entry(w.docId).doc;
@@ -492,7 +523,7 @@ export class SegmentStore implements ProjectIndex {
 
   private documentTypeOf(url: string): string | null {
     const p = this.pendingOf(url);
-    if (p) return p.op === 'upsert' ? p.doc.documentType : null;
+    if (p) return p.op === 'upsert' ? p.meta.documentType : null;
     const w = this.published.get(url);
     if (!w || w.docId < 0) return null;
     // docValues() is loaded once per segment and shared with the search engine.
@@ -615,31 +646,47 @@ export class SegmentStore implements ProjectIndex {
     if (this.buffer.size === 0 || this.closed) return;
     const upTo = this.lastAckedSeq;
     const batch = this.buffer;
+    const batchBytes = this.bufferedBytes;
     this.buffer = new Map();
+    this.bufferedBytes = 0;
     this.building = batch;
     this.wal.rotate();
-    const entries: SegmentEntry[] = [];
+    // The worker reads the upserts from the write log by seq; only seqs cross threads.
+    const upserts: Array<{ seq: number; firstAt: number }> = [];
     const deletes: SegmentDelete[] = [];
     for (const p of batch.values()) {
-      if (p.op === 'upsert') entries.push({ seq: p.seq, at: p.at, firstAt: p.firstAt, doc: p.doc });
+      if (p.op === 'upsert') upserts.push({ seq: p.seq, firstAt: p.firstAt });
       // A delete marker is only needed while some published row of the URL exists.
       else if ((this.published.get(p.url)?.docId ?? -1) >= 0) deletes.push({ seq: p.seq, at: p.at, url: p.url });
     }
+    upserts.sort((a, b) => a.seq - b.seq);
     try {
       let state: SegState | null = null;
-      if (entries.length > 0 || deletes.length > 0) {
+      if (upserts.length > 0 || deletes.length > 0) {
         const id = `${String(upTo).padStart(12, '0')}-${randomBytes(4).toString('hex')}`;
-        state = await this.buildAndSeal(id, { task: 'build-segment', entries, deletes });
+        const task: Omit<BuildSegmentTask, 'path' | 'defaultLanguage' | 'pauseIn'> = {
+          task: 'build-segment',
+          logFiles: this.wal.filePaths(),
+          seqs: upserts.map((u) => u.seq),
+          firstAts: upserts.map((u) => u.firstAt),
+          deletes,
+        };
+        state = await this.buildAndSeal(id, task);
       }
       this.commit(state, [], upTo);
     } catch (err) {
       // Nothing was published: give the ops back to the buffer (newer buffered ops win).
       const merged = new Map(batch);
+      let bytes = batchBytes;
       for (const [url, p] of this.buffer) {
+        const old = merged.get(url);
+        if (old?.op === 'upsert') bytes -= old.bytes;
         merged.delete(url);
         merged.set(url, p);
+        if (p.op === 'upsert') bytes += p.bytes;
       }
       this.buffer = merged;
+      this.bufferedBytes = bytes;
       this.building = null;
       const failed = this.waiters.filter((w) => w.seq <= upTo);
       this.waiters = this.waiters.filter((w) => w.seq > upTo);
@@ -658,7 +705,7 @@ export class SegmentStore implements ProjectIndex {
    * Runs a build/merge task in the pool writing `<id>.seg.tmp`, then renames it into place and
    * opens it. The file is sealed (fsynced, closed) by writeSegment before the task returns.
    */
-  private async buildAndSeal(id: string, task: Record<string, unknown>): Promise<SegState> {
+  private async buildAndSeal(id: string, task: object): Promise<SegState> {
     const file = `${id}.seg`;
     const tmp = path.join(this.segDir, `${file}.tmp`);
     this.inFlight.add(`${file}.tmp`);

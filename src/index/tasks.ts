@@ -5,16 +5,27 @@
  */
 import fs from 'node:fs';
 import { mergeSegments, writeSegment, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment.js';
+import { decodeLine, peekLineSeq, readLogLines } from './write-log.js';
 
 /** Where a crash test may make the store stall so that a SIGKILL lands there. */
 export type PausePoint = 'build' | 'merge' | 'commit' | 'manifest';
 
-/** `pool.run` input of `workers/build-segment.ts`. */
+/**
+ * `pool.run` input of `workers/build-segment.ts`. The documents themselves do not travel: the
+ * worker reads the upserts it is given by seq from the write log, where each was fsynced before
+ * it was acknowledged (so the main thread keeps no document bodies and nothing is cloned
+ * between threads).
+ */
 export interface BuildSegmentTask {
   task: 'build-segment';
   /** Temp path inside `segments/`; the main thread renames it when it commits. */
   path: string;
-  entries: SegmentEntry[];
+  /** Write-log files to read the upserts from, oldest first (WriteLog.filePaths()). */
+  logFiles: string[];
+  /** Seqs of the upserts to build, ascending (at most one per URL: the newest). */
+  seqs: number[];
+  /** `firstAt` of each upsert in {@link seqs} (not in the log: it comes from the URL's history). */
+  firstAts: number[];
   deletes: SegmentDelete[];
   defaultLanguage: string;
   /** Test hook: stall after writing (crash tests). */
@@ -49,9 +60,50 @@ export function stallForever(point: PausePoint): never {
   for (;;) Atomics.wait(cell, 0, 0);
 }
 
+/**
+ * The upserts with the given seqs, read from the write log one line at a time, in log (= seq)
+ * order. Throws when one of them is not in the log (the build then fails and is retried; the
+ * log is deleted only once a commit covers it, so this means the files were tampered with).
+ */
+export function* loggedEntries(logFiles: string[], seqs: number[], firstAts: number[]): Generator<SegmentEntry> {
+  if (seqs.length === 0) return;
+  const firstAt = new Map<number, number>();
+  seqs.forEach((seq, i) => firstAt.set(seq, firstAts[i]!));
+  const maxSeq = seqs[seqs.length - 1]!;
+  for (const file of logFiles) {
+    let lines: Generator<Buffer>;
+    try {
+      lines = readLogLines(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // covered and deleted: nothing wanted in it
+      throw err;
+    }
+    for (const line of lines) {
+      if (firstAt.size === 0) return;
+      // Batches newer than this build (the file being appended to) are skipped unparsed.
+      const peek = peekLineSeq(line);
+      if (peek !== null && peek > maxSeq) continue;
+      const batch = decodeLine(line);
+      if (!batch) continue; // torn or corrupt: never acknowledged
+      for (let i = 0; i < batch.ops.length; i++) {
+        const op = batch.ops[i]!;
+        const seq = batch.seq + i;
+        const fa = firstAt.get(seq);
+        if (fa === undefined || op.op !== 'upsert') continue;
+        firstAt.delete(seq);
+        yield { seq, at: batch.at, firstAt: fa, doc: op.doc };
+      }
+    }
+  }
+  if (firstAt.size > 0) {
+    throw new Error(`write log is missing ${firstAt.size} acknowledged upsert(s) (first seq ${Math.min(...firstAt.keys())})`);
+  }
+}
+
 /** Runs a build task (the body of `workers/build-segment.ts`). */
 export function runBuildSegment(t: BuildSegmentTask): SegmentInfo {
-  const info = writeSegment(t.path, t.entries, t.deletes, { defaultLanguage: t.defaultLanguage });
+  const entries = loggedEntries(t.logFiles, t.seqs, t.firstAts);
+  const info = writeSegment(t.path, entries, t.deletes, { defaultLanguage: t.defaultLanguage });
   if (t.pauseIn === 'build') stallForever('build');
   return info;
 }

@@ -13,7 +13,8 @@
  * file becomes fully covered by a committed segment and can be deleted. A file is never
  * appended to again after a failed write or after start-up (a torn tail stays a tail).
  *
- * Main thread only.
+ * Main thread only, except the pure readers ({@link decodeLine}, {@link readLogLines},
+ * {@link peekLineSeq}) that segment builds use in pool workers.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -66,23 +67,69 @@ export function decodeLogFile(text: Buffer): { batches: WalBatch[]; skipped: num
     }
     const line = text.subarray(start, nl);
     start = nl + 1;
-    const tab = line.indexOf(9);
-    if (tab !== 8) {
-      if (line.length > 0) skipped++;
-      continue;
-    }
-    const json = line.subarray(9);
-    if (crc32(json).toString(16).padStart(8, '0') !== line.subarray(0, 8).toString('latin1')) {
-      skipped++;
-      continue;
-    }
-    try {
-      batches.push(JSON.parse(json.toString('utf8')) as WalBatch);
-    } catch {
-      skipped++;
-    }
+    if (line.length === 0) continue;
+    const batch = decodeLine(line);
+    if (batch) batches.push(batch);
+    else skipped++;
   }
   return { batches, skipped };
+}
+
+/** Decodes one line (without its newline); null when torn or corrupt (bad CRC or JSON). */
+export function decodeLine(line: Buffer): WalBatch | null {
+  if (line.indexOf(9) !== 8) return null;
+  const json = line.subarray(9);
+  if (crc32(json).toString(16).padStart(8, '0') !== line.subarray(0, 8).toString('latin1')) return null;
+  try {
+    return JSON.parse(json.toString('utf8')) as WalBatch;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The seq of a line's first op, read from the JSON prefix without checking or parsing the
+ * line (`encodeBatch` writes `{"seq":N,...`), or null when the prefix has another shape.
+ * Lets a reader skip batches it does not need cheaply; what it keeps is still fully checked.
+ */
+export function peekLineSeq(line: Buffer): number | null {
+  const m = /^[0-9a-f]{8}\t\{"seq":(\d+)[,}]/.exec(line.subarray(0, 40).toString('latin1'));
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Reads a log file line by line in fixed-size chunks, so that a reader (a pool worker building
+ * a segment from the log) never holds the whole file. Yields each complete line without its
+ * newline (a view valid until the next line is requested); a torn last line (no newline) is
+ * not yielded. Safe on the file the main thread is
+ * appending to: bytes appended during the read are either read whole or not at all as lines.
+ */
+export function readLogLines(file: string, chunkBytes = 1 << 20): Generator<Buffer> {
+  // Opened now, so that a missing file throws here rather than at the first line.
+  return linesOf(fs.openSync(file, 'r'), chunkBytes);
+}
+
+function* linesOf(fd: number, chunkBytes: number): Generator<Buffer> {
+  try {
+    let carry: Buffer<ArrayBufferLike> = Buffer.alloc(0);
+    const chunk = Buffer.allocUnsafe(chunkBytes);
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, chunkBytes, null);
+      if (n === 0) break;
+      const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
+      let start = 0;
+      for (;;) {
+        const nl = data.indexOf(10, start);
+        if (nl < 0) break;
+        yield data.subarray(start, nl);
+        start = nl + 1;
+      }
+      // Copy the unfinished tail: `chunk` is overwritten by the next read.
+      carry = Buffer.from(data.subarray(start));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Expands stored batches into ops with their seqs, sorted by seq, duplicates removed. */
@@ -173,6 +220,14 @@ export class WriteLog {
       removed++;
     }
     return removed;
+  }
+
+  /**
+   * Paths of every log file (oldest first), the one being appended to included: where a build
+   * task finds the acknowledged ops it builds (each was fsynced before it was acknowledged).
+   */
+  filePaths(): string[] {
+    return this.files.map((f) => f.path);
   }
 
   /** Names of the log files (tests, gc). */

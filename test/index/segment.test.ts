@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { writeSegment, SegmentReader, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
+import { writeSegment, readRowColumns, SegmentReader, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
 import { makeDoc } from '../helpers/docs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));
@@ -56,6 +56,17 @@ t.test('writes and reads back rows, deletes, postings and phrases', async (t) =>
   t.equal(dv.urls[2], 'https://x.test/café');
   t.equal(dv.status[1], 404);
   t.equal(dv.lengths[0 * NFIELDS + 4], 10);
+
+  // The store's row loading (own short-lived connection) sees exactly what rows() sees.
+  const cols = readRowColumns(file, info.docCount);
+  t.same(cols.urls, rows.map((x) => x.url));
+  t.same([...cols.seqs], rows.map((x) => x.seq));
+  t.same([...cols.ats], rows.map((x) => x.at));
+  t.same([...cols.firstAts], rows.map((x) => x.firstAt));
+  t.same([...cols.statuses], rows.map((x) => x.status));
+  t.same([...cols.lengths], rows.flatMap((x) => x.lengths));
+  t.same(cols.deletes, r.deletes());
+  t.throws(() => readRowColumns(file, 2), /row id 2 outside 0\.\.1/, 'a row beyond the manifest count is refused');
 });
 
 t.test('a postings list with large ids and tfs round-trips', async (t) => {

@@ -96,3 +96,96 @@ t.test('a failed build publishes nothing, rejects its waiters, and the next flus
   snap.release();
   await store.close();
 });
+
+t.test('a build task carries seqs, not documents: the worker reads them from the write log', async (t) => {
+  const real = realPool(t);
+  const tasks: Array<Record<string, unknown>> = [];
+  const pool = {
+    run(task: Parameters<typeof real.run>[0]) {
+      tasks.push(task as Record<string, unknown>);
+      return real.run(task);
+    },
+  };
+  const store = await openStore(tempDir(t), pool);
+  const big = 'lorem ipsum dolor '.repeat(600); // ~10 KB per page
+  await store.write(Array.from({ length: 50 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://p.test/${i}`, `${big} page${i}`) })));
+  await store.write([{ op: 'upsert', doc: doc('https://p.test/3', 'replaced three') }]);
+  await store.flush();
+  t.equal(tasks.length, 1);
+  const task = tasks[0]!;
+  t.equal(task.task, 'build-segment');
+  t.notOk('entries' in task, 'no documents in the payload');
+  t.ok(JSON.stringify(task).length < 5_000, `payload is small (${JSON.stringify(task).length} chars for ~500 KB of pages)`);
+  t.equal((task.seqs as number[]).length, 50, 'one upsert per URL (the newest)');
+  t.notOk((task.seqs as number[]).includes(4), 'the replaced version of page 3 (seq 4) is not built');
+  const snap = store.acquire();
+  const rows = liveRows(snap);
+  t.equal(rows.size, 50);
+  t.equal(rows.get('https://p.test/3')?.content, 'replaced three');
+  t.equal(rows.get('https://p.test/7')?.content, `${big} page7`, 'content read back from the log into the segment');
+  snap.release();
+  const listing = store.listEntries({ urlContains: 'p.test/1' });
+  t.ok(listing.total > 0);
+  await store.close();
+});
+
+t.test('the buffer flushes early on text size, not only on document count', async (t) => {
+  const real = realPool(t);
+  let built!: () => void;
+  const buildStarted = new Promise<void>((r) => (built = r));
+  const pool = {
+    run(task: Parameters<typeof real.run>[0]) {
+      if ((task as { task?: string }).task === 'build-segment') built();
+      return real.run(task);
+    },
+  };
+  // refreshMs is 60 s in openStore and 3 documents are far below maxBufferedDocs: only the
+  // text bound (3 × 4 KB ≥ 16 KB / 2) can start this build.
+  const store = await openStore(tempDir(t), pool, { maxBufferedBytes: 16_000 });
+  t.equal(store.stats().pending, 0);
+  await store.write([0, 1, 2].map((i) => ({ op: 'upsert' as const, doc: doc(`https://s.test/${i}`, 'x'.repeat(4_000)) })));
+  await buildStarted;
+  await store.flush();
+  t.equal(store.segments().length, 1);
+  t.equal(store.stats().pending, 0);
+  await store.close();
+});
+
+t.test('a document written while its older version is being built is neither lost nor duplicated', async (t) => {
+  const real = realPool(t);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let started!: () => void;
+  const buildStarted = new Promise<void>((r) => (started = r));
+  let first = true;
+  const pool = {
+    async run(task: Parameters<typeof real.run>[0]) {
+      const result = await real.run(task);
+      if (first) {
+        first = false;
+        started();
+        await gate;
+      }
+      return result;
+    },
+  };
+  const dir = tempDir(t);
+  const store = await openStore(dir, pool);
+  await store.write([{ op: 'upsert', doc: doc('https://g.test/a', 'alpha one') }]);
+  const flushing = store.flush();
+  await buildStarted;
+  // Lands in the current log file while the build of the old version is held.
+  const seq = await store.write([{ op: 'upsert', doc: doc('https://g.test/a', 'alpha two') }]);
+  release();
+  await flushing;
+  await store.waitSearchable(seq);
+  const snap = store.acquire();
+  t.same([...liveRows(snap).values()].map((r) => r.content), ['alpha two']);
+  snap.release();
+  await store.close();
+  const reopened = await openStore(dir, real);
+  const snap2 = reopened.acquire();
+  t.same([...liveRows(snap2).values()].map((r) => r.content), ['alpha two'], 'same after reopen');
+  snap2.release();
+  await reopened.close();
+});

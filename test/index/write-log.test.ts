@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir, doc } from './helpers.js';
-import { WriteLog, decodeLogFile, encodeBatch } from '../../src/index/write-log.js';
+import { WriteLog, decodeLine, decodeLogFile, encodeBatch, peekLineSeq, readLogLines } from '../../src/index/write-log.js';
 
 t.test('group commit: concurrent appends share fsyncs, apply in seq order', async (t) => {
   const dir = path.join(tempDir(t), 'wal');
@@ -46,4 +46,21 @@ t.test('a batch is one line: a torn multi-op batch is dropped whole', async (t) 
   const { ops, skipped } = WriteLog.open(dir);
   t.same(ops, []);
   t.equal(skipped, 1);
+});
+
+t.test('readLogLines streams complete lines across chunk boundaries and drops a torn tail', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'x.log');
+  const lines = [1, 2, 3].map((i) => encodeBatch({ seq: i, at: 1, ops: [{ op: 'upsert', doc: doc(`https://r.test/${i}`, 'word '.repeat(40 * i)) }] }));
+  fs.writeFileSync(file, Buffer.concat([...lines, lines[0]!.subarray(0, 20)]));
+  // Chunks much smaller than a line: every line spans several reads.
+  const read = [...readLogLines(file, 7)].map((l) => decodeLine(l)?.seq);
+  t.same(read, [1, 2, 3], 'three whole lines; the torn fourth is not yielded');
+  t.same([...readLogLines(file)].map((l) => decodeLine(l)?.seq), [1, 2, 3], 'same with the default chunk size');
+  t.equal(peekLineSeq(lines[2]!.subarray(0, lines[2]!.length - 1)), 3, 'the first seq is read from the prefix');
+  t.equal(peekLineSeq(Buffer.from('garbage')), null);
+  const corrupt = Buffer.from(lines[1]!.subarray(0, lines[1]!.length - 1));
+  corrupt[20] = corrupt[20]! ^ 1;
+  t.equal(decodeLine(corrupt), null, 'a checksum mismatch decodes to null');
+  t.throws(() => readLogLines(path.join(dir, 'missing.log')), { code: 'ENOENT' }, 'a missing file throws when opened');
 });
