@@ -49,15 +49,26 @@ export function floorHour(ms: number): number {
 export class VisitorHasher {
   private salt: Buffer = randomBytes(32);
   private saltDay = -1;
+  // Visitors send many searches a day (one per keystroke in a search-as-you-type box): their
+  // hash is remembered for the salt's day instead of re-hashed per search (a SHA-256 and five
+  // updates cost more than the rest of `record`). Memory only, dropped with the salt; bounded.
+  private readonly memo = new Map<string, string>();
 
-  /** `now` decides the salt's day; `ip`/`userAgent` may be empty. Main thread, ~2 µs. */
+  /** At most this many visitors remembered per day (then the memo starts over). */
+  static readonly MEMO_SIZE = 10_000;
+
+  /** `now` decides the salt's day; `ip`/`userAgent` may be empty. Main thread, ~1 µs when memoised. */
   hash(siteId: string, ip: string | undefined, userAgent: string | undefined, now: number): string {
     const day = dayOf(now);
     if (day !== this.saltDay) {
       this.salt = randomBytes(32);
       this.saltDay = day;
+      this.memo.clear();
     }
-    return createHash('sha256')
+    const key = `${siteId}\0${ip ?? ''}\0${userAgent ?? ''}`;
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    const h = createHash('sha256')
       .update(this.salt)
       .update(siteId)
       .update('\0')
@@ -66,5 +77,8 @@ export class VisitorHasher {
       .update(userAgent ?? '')
       .digest('hex')
       .slice(0, 16);
+    if (this.memo.size >= VisitorHasher.MEMO_SIZE) this.memo.clear();
+    this.memo.set(key, h);
+    return h;
   }
 }

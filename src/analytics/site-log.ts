@@ -11,7 +11,8 @@
  * - `day_buckets`   sums of `hour_buckets` per UTC day (derived, kept in step by the rollup) so
  *                   a year by day/week/month reads 365 rows instead of 8,760.
  * - `dirty_hours`   closed hours that received late entries and must be re-rolled.
- * - `query_days`    searches per (query, UTC day) inside the 90-day suggestion window.
+ * - `query_days`    searches per (UTC day, query) inside the 90-day suggestion window (clustered
+ *                   by day: the writer's upserts of today stay on a few pages).
  * - `query_totals`  per query: searches in the window, last result count: the durable mirror
  *                   of the in-memory {@link SuggestionIndex}.
  * - `state`         `closed_through` (end of the last closed hour bucket), `window_start_day`.
@@ -69,12 +70,33 @@ CREATE TABLE IF NOT EXISTS day_buckets(
   day INTEGER PRIMARY KEY, count INTEGER NOT NULL, no_results INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dirty_hours(hour INTEGER PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS query_days(
-  query TEXT NOT NULL, day INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(query, day)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS query_days_day ON query_days(day);
+  day INTEGER NOT NULL, query TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(day, query)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS query_totals(
   query TEXT PRIMARY KEY, count INTEGER NOT NULL, last_results INTEGER NOT NULL, last_at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
+
+/**
+ * Files written before query_days was clustered by day (primary key (query, day) plus an index
+ * on day): rebuilt once as (day, query). Why: the writer upserts today's rows on every batch;
+ * keyed by query first they sat at random places of a table that grows with the log (90 days
+ * of distinct queries), so each batch dirtied hundreds of pages (written to the WAL, then
+ * checkpointed) — the part of logging's cost that grew with the log size. Keyed by day first,
+ * today's rows are one contiguous run at the end of the table. One transaction: a crash leaves
+ * the old table.
+ */
+function migrateQueryDays(db: Database.Database): void {
+  const cols = db.prepare("SELECT name, pk FROM pragma_table_info('query_days')").all() as Array<{ name: string; pk: number }>;
+  if (cols.length === 0 || cols.find((c) => c.name === 'day')?.pk === 1) return;
+  db.transaction(() => {
+    db.exec(`
+      CREATE TABLE query_days_by_day(
+        day INTEGER NOT NULL, query TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(day, query)) WITHOUT ROWID;
+      INSERT INTO query_days_by_day(day, query, count) SELECT day, query, count FROM query_days ORDER BY day, query;
+      DROP TABLE query_days;
+      ALTER TABLE query_days_by_day RENAME TO query_days;`);
+  })();
+}
 
 export class SiteQueryLog {
   readonly db: Database.Database;
@@ -106,6 +128,10 @@ export class SiteQueryLog {
     // NORMAL under WAL survives a process crash; only an OS crash can lose the last commits.
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
+    // 16 MB of page cache instead of SQLite's 2 MB: the writer's upserts into query_totals (one
+    // per distinct query per batch, at random places) stay in memory on a busy site.
+    this.db.pragma('cache_size = -16384');
+    migrateQueryDays(this.db);
     this.db.exec(SCHEMA);
     // Files rolled up before day buckets existed: derive them once.
     if (
@@ -132,7 +158,7 @@ export class SiteQueryLog {
         'INSERT INTO events(at, query, action, time_to_action, link, position, visitor) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       addDay: this.db.prepare(
-        'INSERT INTO query_days(query, day, count) VALUES (?, ?, ?) ON CONFLICT(query, day) DO UPDATE SET count = count + excluded.count',
+        'INSERT INTO query_days(day, query, count) VALUES (?, ?, ?) ON CONFLICT(day, query) DO UPDATE SET count = count + excluded.count',
       ),
       addTotal: this.db.prepare(
         `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (@query, @n, @results, @at)
@@ -177,7 +203,7 @@ export class SiteQueryLog {
           this.stmt.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
         }
       }
-      for (const d of perDay.values()) this.stmt.addDay.run(d.query, d.day, d.n);
+      for (const d of perDay.values()) this.stmt.addDay.run(d.day, d.query, d.n);
       for (const q of perQuery.values()) this.stmt.addTotal.run(q);
       return counted;
     });

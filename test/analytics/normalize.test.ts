@@ -1,0 +1,41 @@
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { VisitorHasher } from '../../src/analytics/normalize.js';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
+
+/** The documented hash, from the hasher's (private) salt: sha256(salt ‖ site ‖ \0 ‖ ip ‖ \0 ‖ ua), 16 hex. */
+function expected(h: VisitorHasher, site: string, ip: string, ua: string): string {
+  const salt = (h as unknown as { salt: Buffer }).salt;
+  return createHash('sha256').update(salt).update(site).update('\0').update(ip).update('\0').update(ua).digest('hex').slice(0, 16);
+}
+
+t.test('memoised visitor hashes equal the documented hash, per day, project and visitor', async (t) => {
+  const h = new VisitorHasher();
+  const a1 = h.hash('docs', '198.51.100.1', 'ua', T0);
+  t.equal(a1, expected(h, 'docs', '198.51.100.1', 'ua'));
+  t.equal(h.hash('docs', '198.51.100.1', 'ua', T0 + 1000), a1, 'same visitor, same day: same hash (from the memo)');
+  t.equal(h.hash('docs', '198.51.100.1', 'ua', T0 + 2000), expected(h, 'docs', '198.51.100.1', 'ua'));
+  t.not(h.hash('blog', '198.51.100.1', 'ua', T0), a1, 'another project: another hash');
+  t.not(h.hash('docs', '198.51.100.2', 'ua', T0), a1, 'another IP: another hash');
+  t.not(h.hash('docs', '198.51.100.1', 'ua2', T0), a1, 'another user agent: another hash');
+  // Separators keep (ip, ua) pairs apart in the memo key as in the hash.
+  t.not(h.hash('docs', '198.51.100.1u', 'a', T0), a1);
+  t.equal(h.hash('docs', undefined, undefined, T0), expected(h, 'docs', '', ''));
+
+  const next = h.hash('docs', '198.51.100.1', 'ua', T0 + DAY);
+  t.not(next, a1, 'a new day: new salt, and the memo does not answer with yesterday\'s hash');
+  t.equal(next, expected(h, 'docs', '198.51.100.1', 'ua'));
+});
+
+t.test('the memo is bounded and never changes a hash', async (t) => {
+  const h = new VisitorHasher();
+  const n = VisitorHasher.MEMO_SIZE + 50;
+  for (let i = 0; i < n; i++) h.hash('docs', `10.0.${i >> 8}.${i & 255}`, 'ua', T0);
+  t.ok((h as unknown as { memo: Map<string, string> }).memo.size <= VisitorHasher.MEMO_SIZE, 'at most MEMO_SIZE visitors remembered');
+  for (const i of [0, 1, n - 1]) {
+    const ip = `10.0.${i >> 8}.${i & 255}`;
+    t.equal(h.hash('docs', ip, 'ua', T0), expected(h, 'docs', ip, 'ua'), `visitor ${i} after the memo started over`);
+  }
+});

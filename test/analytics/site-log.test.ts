@@ -1,0 +1,66 @@
+import t from 'tap';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { QueryLogService } from '../../src/analytics/service.js';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
+
+t.test('a query log written with query_days keyed (query, day) is migrated to (day, query) with its counts', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-ql-mig-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const file = join(dataDir, 'projects', 'docs', 'querylog.db');
+  mkdirSync(join(dataDir, 'projects', 'docs'), { recursive: true });
+  // The previous layout, as earlier versions created it.
+  const old = new Database(file);
+  old.exec(`
+    CREATE TABLE query_days(query TEXT NOT NULL, day INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(query, day)) WITHOUT ROWID;
+    CREATE INDEX query_days_day ON query_days(day);
+    CREATE TABLE query_totals(query TEXT PRIMARY KEY, count INTEGER NOT NULL, last_results INTEGER NOT NULL, last_at INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;`);
+  const today = Math.floor(T0 / DAY);
+  old.prepare('INSERT INTO state VALUES (?, ?)').run('window_start_day', today - 89);
+  const rows: Array<[string, number, number]> = [
+    ['create index', today - 2, 3], ['create index', today, 2], ['vacuum', today - 1, 4], ['old', today - 89, 2],
+  ];
+  for (const [q, d, n] of rows) old.prepare('INSERT INTO query_days(query, day, count) VALUES (?, ?, ?)').run(q, d, n);
+  for (const [q, n] of [['create index', 5], ['vacuum', 4], ['old', 2]] as const) {
+    old.prepare('INSERT INTO query_totals VALUES (?, ?, 3, ?)').run(q, n, T0 - DAY);
+  }
+  old.close();
+
+  let now = T0;
+  const svc = new QueryLogService({ dataDir, clock: () => now });
+  t.teardown(() => svc.close());
+  t.same(svc.querySuggestions('docs', 'c', { max: 10, minSearches: 2 }), [{ query: 'create index' }]);
+  const db = svc.site('docs').db;
+  const pk = db.prepare("SELECT name FROM pragma_table_info('query_days') WHERE pk > 0 ORDER BY pk").pluck().all();
+  t.same(pk, ['day', 'query'], 'clustered by day');
+  t.same(
+    db.prepare('SELECT query, day, count FROM query_days ORDER BY query, day').raw().all(),
+    rows.map(([q, d, n]) => [q, d, n]).sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1])),
+    'every (query, day) count kept',
+  );
+  // The writer and the window move work on the new layout.
+  svc.record('docs', { query: 'Create Index', results: 7 });
+  svc.record('docs', { query: 'vacuum', results: 1 });
+  svc.flush();
+  t.equal(db.prepare('SELECT count FROM query_days WHERE day = ? AND query = ?').pluck().get(today, 'create index'), 3);
+  now = T0 + DAY; // 'old' (only on the first day of the window) expires
+  t.same(svc.querySuggestions('docs', 'o', { max: 10, minSearches: 1 }), []);
+  t.same(
+    db.prepare('SELECT query, count FROM query_totals ORDER BY query').raw().all(),
+    db.prepare('SELECT query, SUM(count) FROM query_days GROUP BY query ORDER BY query').raw().all(),
+    'query_totals = Σ query_days after writes and expiry',
+  );
+  t.same(svc.querySuggestions('docs', 'c', { max: 10, minSearches: 2 }), [{ query: 'create index' }]);
+
+  // Re-opening a migrated file changes nothing.
+  svc.close();
+  const again = new QueryLogService({ dataDir, clock: () => now });
+  t.teardown(() => again.close());
+  t.same(again.querySuggestions('docs', 'c', { max: 10, minSearches: 2 }), [{ query: 'create index' }]);
+  t.equal(again.site('docs').db.prepare('SELECT SUM(count) FROM query_days').pluck().get(), 3 + 3 + 4 + 1);
+});
