@@ -222,7 +222,9 @@ async function load(rows: Row[], corpus: string, docs: number, engine: string, b
  */
 async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<ReturnType<typeof toPageDocs>[number]>, queryPaths: string[], outDir: string, notes: string[], building?: ChildProcess): Promise<number> {
   let paused: ChildProcess | undefined;
-  const server: BenchServer = await startBenchServer({ mode: process.env.BENCH_SERVER === 'tsx' ? 'tsx' : process.env.BENCH_SERVER === 'dist' ? 'dist' : 'auto' });
+  // BENCH_SEARCH_THREADS sets the server's SITESIFT_SEARCH_THREADS (default: the server's own, one per core).
+  const threadsEnv: Record<string, string> = process.env.BENCH_SEARCH_THREADS ? { SITESIFT_SEARCH_THREADS: process.env.BENCH_SEARCH_THREADS } : {};
+  const server: BenchServer = await startBenchServer({ mode: process.env.BENCH_SERVER === 'tsx' ? 'tsx' : process.env.BENCH_SERVER === 'dist' ? 'dist' : 'auto', env: threadsEnv });
   try {
     await createProject(server, 'pgdocs');
     let last = 0;

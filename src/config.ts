@@ -26,6 +26,8 @@ export interface Config {
   workers: number;
   /** Search threads (SITESIFT_SEARCH_THREADS); 0 searches on the main thread. */
   searchThreads: number;
+  /** Memory for cached search answers in MiB (SITESIFT_SEARCH_CACHE_MB); 0 disables the cache. */
+  searchCacheMb: number;
   /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
   crawlerAllowPrivate: boolean;
@@ -124,6 +126,7 @@ const SPECS: SettingSpec[] = [
   { key: 'role', env: 'SITESIFT_ROLE', flag: 'role', parse: parseEnum(['primary', 'search'] as const) },
   { key: 'workers', env: 'SITESIFT_WORKERS', flag: 'workers', parse: parseInteger(1, 256) },
   { key: 'searchThreads', env: 'SITESIFT_SEARCH_THREADS', flag: 'search-threads', parse: parseInteger(0, 256) },
+  { key: 'searchCacheMb', env: 'SITESIFT_SEARCH_CACHE_MB', flag: 'search-cache-mb', parse: parseInteger(0, 65536) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
   { key: 'crawlerAllowPrivate', env: 'SITESIFT_CRAWLER_ALLOW_PRIVATE', flag: 'crawler-allow-private', parse: parseBoolean },
   { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS) },
@@ -150,6 +153,7 @@ export function defaultConfig(): Config {
     role: 'primary',
     workers: Math.max(1, os.availableParallelism()),
     searchThreads: Math.max(1, os.availableParallelism()),
+    searchCacheMb: 64,
     snapshot: null,
     crawlerAllowPrivate: false,
     logLevel: 'info',

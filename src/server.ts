@@ -154,7 +154,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
 
     const pool = createPool({ workers: cfg.workers });
     cleanups.push(() => pool.destroy());
-    const searcher = createSearchExecutor(cfg.searchThreads);
+    const searcher = createSearchExecutor(cfg.searchThreads, cfg.searchCacheMb * 1024 * 1024);
     cleanups.push(() => searcher.close());
 
     // ---- stores owned by other folders -------------------------------------------------

@@ -4,11 +4,13 @@
  * builds and merges segments, so a long merge never queues a search — and the main thread only
  * parses requests, pins a generation and writes the answer. With 0 they run on the main thread.
  * Both return the same {@link SearchOutcome}; src/search/remote.ts explains the thread protocol.
+ * In front of either, answers are cached (SITESIFT_SEARCH_CACHE_MB; src/search/cache.ts).
  */
 import { Piscina } from 'piscina';
 import type { IndexSnapshot } from '../index/contract.js';
 import { createPool } from '../pool.js';
 import type { Settings } from '../types.js';
+import { SearchCache } from './cache.js';
 import { snapshotSpec, type RemoteSearchResult } from './remote.js';
 import { search, type SearchParams } from './service.js';
 
@@ -63,7 +65,28 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 }
 
-/** The executor for `threads` (0: main thread). */
-export function createSearchExecutor(threads: number): SearchExecutor {
-  return threads > 0 ? new ThreadSearchExecutor(threads) : new LocalSearchExecutor();
+/** An executor behind the answer cache (src/search/cache.ts). */
+export class CachedSearchExecutor implements SearchExecutor {
+  constructor(
+    private readonly inner: SearchExecutor,
+    readonly cache: SearchCache,
+  ) {}
+
+  get threads(): number {
+    return this.inner.threads;
+  }
+
+  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
+    return this.cache.get(owner, snap, settings, params, () => this.inner.run(owner, snap, settings, params));
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** The executor for `threads` (0: main thread), behind a cache of `cacheBytes` (0: none). */
+export function createSearchExecutor(threads: number, cacheBytes = 0): SearchExecutor {
+  const inner = threads > 0 ? new ThreadSearchExecutor(threads) : new LocalSearchExecutor();
+  return cacheBytes > 0 ? new CachedSearchExecutor(inner, new SearchCache(cacheBytes)) : inner;
 }

@@ -1,0 +1,91 @@
+/**
+ * The answer cache of `GET /sites` (main thread): rendered search answers keyed by (project
+ * index, index generation, settings object, every search parameter), in front of the search
+ * threads. Same design as the suggest cache (src/search/suggest.ts), sized in bytes because a
+ * search answer with `includeContent` is several kilobytes.
+ *
+ * Why: visitors of one site repeat the same queries (a few hundred account for most searches),
+ * and an answer only changes when the index or the settings change. Solr (queryResultCache) and
+ * Algolia cache answers the same way; Elasticsearch has a request cache.
+ *
+ * Invalidation is by key, never by time: every commit, delete or merge publishes a new manifest
+ * generation (strictly increasing per open index) and every settings change stores a new frozen
+ * settings object, so an answer computed before a change can never be returned after it.
+ * Entries of old generations are never looked up again and leave through the LRU. A cached
+ * answer is the general search's answer by construction (tests compare them). `log` is not part
+ * of the key: logging happens in the route for hits and misses alike.
+ */
+import type { IndexSnapshot } from '../index/contract.js';
+import type { Settings } from '../types.js';
+import type { SearchOutcome } from './executor.js';
+import type { SearchParams } from './service.js';
+
+/** Counters of one {@link SearchCache}. */
+export interface SearchCacheStats {
+  hits: number;
+  misses: number;
+  entries: number;
+  bytes: number;
+}
+
+/** An LRU of search answers shared by all projects, bounded in bytes (0 disables it). */
+export class SearchCache {
+  private readonly entries = new Map<string, { outcome: SearchOutcome; bytes: number }>();
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 1;
+  private bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /**
+   * The answer for `params` over `snap`: cached when the same index, generation, settings object
+   * and parameters were answered before; else `compute()` runs and its answer is remembered.
+   * Concurrent misses of one key each compute (no request waits on another's search).
+   */
+  async get(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams, compute: () => Promise<SearchOutcome>): Promise<SearchOutcome> {
+    if (this.maxBytes <= 0) return compute();
+    const key = this.keyOf(owner, snap, settings, params);
+    const e = this.entries.get(key);
+    if (e) {
+      this.hits++;
+      this.entries.delete(key);
+      this.entries.set(key, e);
+      return e.outcome;
+    }
+    this.misses++;
+    const outcome = await compute();
+    // UTF-16 string sizes, plus the key and bookkeeping.
+    const bytes = 2 * (outcome.json.length + key.length) + 256;
+    if (bytes <= this.maxBytes / 4) {
+      const old = this.entries.get(key);
+      if (old) this.bytes -= old.bytes;
+      this.entries.set(key, { outcome, bytes });
+      this.bytes += bytes;
+      for (const [k, v] of this.entries) {
+        if (this.bytes <= this.maxBytes) break;
+        this.entries.delete(k);
+        this.bytes -= v.bytes;
+      }
+    }
+    return outcome;
+  }
+
+  stats(): SearchCacheStats {
+    return { hits: this.hits, misses: this.misses, entries: this.entries.size, bytes: this.bytes };
+  }
+
+  private idOf(o: object): number {
+    let id = this.ids.get(o);
+    if (id === undefined) this.ids.set(o, (id = this.nextId++));
+    return id;
+  }
+
+  private keyOf(owner: object, snap: IndexSnapshot, settings: Settings, p: SearchParams): string {
+    // Every parameter, serialised whole (a parameter added later is part of the key by itself).
+    // The raw query, not a normalised form: parsing looks at quotes, minus signs and a trailing
+    // space (which ends the prefix word).
+    return JSON.stringify([this.idOf(owner), snap.generation, this.idOf(settings), p]);
+  }
+}

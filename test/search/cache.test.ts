@@ -1,0 +1,95 @@
+import t from 'tap';
+import { SearchCache } from '../../src/search/cache.js';
+import { CachedSearchExecutor, createSearchExecutor, LocalSearchExecutor } from '../../src/search/executor.js';
+import type { SearchOutcome } from '../../src/search/executor.js';
+import type { SearchParams } from '../../src/search/service.js';
+import type { IndexSnapshot } from '../../src/index/contract.js';
+import { defaultSettings } from '../../src/projects/settings.js';
+import { snapshotOf } from '../helpers/snapshot.js';
+import { makeDoc } from '../helpers/docs.js';
+import type { Settings } from '../../src/types.js';
+
+const params = (query: string, extra: Partial<SearchParams> = {}): SearchParams => ({
+  query, filters: [], filterOptions: false, sort: null, sortOrder: 'ASC', offset: 0, limit: 10,
+  includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null,
+  groupResults: true, limitPerGroup: false, ...extra,
+});
+const snapAt = (generation: number) => ({ generation, segments: [], totalDocs: 0, totalLengths: [], release() {} }) as IndexSnapshot;
+const outcome = (json: string): SearchOutcome => ({ json, totalResults: 0, sortingOptions: [], activeFilterOptions: [] });
+
+t.test('a cached answer is reused only for the same index, generation, settings and parameters', async (t) => {
+  const cache = new SearchCache(1 << 20);
+  const owner = {};
+  const settings = defaultSettings();
+  let computed = 0;
+  const get = (o: object, gen: number, s: Settings, p: SearchParams) =>
+    cache.get(o, snapAt(gen), s, p, async () => outcome(`answer ${++computed}`));
+  t.equal((await get(owner, 1, settings, params('table'))).json, 'answer 1');
+  t.equal((await get(owner, 1, settings, params('table'))).json, 'answer 1', 'hit');
+  t.equal((await get(owner, 2, settings, params('table'))).json, 'answer 2', 'new generation: recomputed');
+  t.equal((await get(owner, 2, { ...settings }, params('table'))).json, 'answer 3', 'new settings object: recomputed');
+  t.equal((await get({}, 2, settings, params('table'))).json, 'answer 4', 'another index: recomputed');
+  // Every parameter is part of the key.
+  const variants: Array<Partial<SearchParams>> = [
+    { query: 'table ' }, { filters: [{ key: 'fid#1', type: 'values', values: ['a'] } as never] }, { filterOptions: true },
+    { sort: 'price' }, { sortOrder: 'DESC' }, { offset: 1 }, { limit: 5 }, { includeContent: false },
+    { highlightQueryTerms: false }, { includeContentGroups: ['Blog'] }, { excludeContentGroups: ['Blog'] },
+    { groupResults: false }, { limitPerGroup: true }, { typoTolerance: 'off' }, { snippetSize: 100 },
+  ];
+  for (const v of variants) {
+    const before = computed;
+    await get(owner, 2, settings, params('table', v));
+    t.equal(computed, before + 1, `${JSON.stringify(v)} is a different answer`);
+  }
+  t.same(cache.stats().hits, 1);
+});
+
+t.test('the cache stays within its byte budget, least recently used out first', async (t) => {
+  const cache = new SearchCache(64 * 1024);
+  const owner = {};
+  const settings = defaultSettings();
+  const big = 'x'.repeat(4000); // ~8 KB per answer
+  for (let i = 0; i < 50; i++) await cache.get(owner, snapAt(1), settings, params(`q${i}`), async () => outcome(big + i));
+  const st = cache.stats();
+  t.ok(st.bytes <= 64 * 1024, `bytes ${st.bytes} within budget`);
+  t.ok(st.entries >= 4 && st.entries < 50, `some entries evicted (${st.entries} kept)`);
+  let recomputed = false;
+  await cache.get(owner, snapAt(1), settings, params('q49'), async () => ((recomputed = true), outcome('new')));
+  t.notOk(recomputed, 'the newest answer is still cached');
+  await cache.get(owner, snapAt(1), settings, params('q0'), async () => ((recomputed = true), outcome('new')));
+  t.ok(recomputed, 'the oldest answer was evicted');
+  // An answer larger than a quarter of the budget is not cached at all.
+  const tiny = new SearchCache(1000);
+  let n = 0;
+  await tiny.get(owner, snapAt(1), settings, params('a'), async () => outcome('y'.repeat(500 + n++)));
+  await tiny.get(owner, snapAt(1), settings, params('a'), async () => outcome('y'.repeat(500 + n++)));
+  t.equal(n, 2, 'too large: computed each time');
+  t.equal(tiny.stats().entries, 0);
+});
+
+t.test('a budget of 0 disables caching; the executor returns the general answer', async (t) => {
+  const off = new SearchCache(0);
+  let n = 0;
+  await off.get({}, snapAt(1), defaultSettings(), params('a'), async () => outcome(String(n++)));
+  await off.get({}, snapAt(1), defaultSettings(), params('a'), async () => outcome(String(n++)));
+  t.equal(n, 2);
+  t.ok(createSearchExecutor(0, 0) instanceof LocalSearchExecutor, 'no cache: plain executor');
+  const cached = createSearchExecutor(0, 1 << 20);
+  t.ok(cached instanceof CachedSearchExecutor);
+  t.equal(cached.threads, 0);
+  const snap = snapshotOf([[
+    makeDoc('https://s.test/a', 'CREATE TABLE', 'Define a new table.'),
+    makeDoc('https://s.test/b', 'Tables', 'Tables and columns.'),
+  ]]);
+  t.teardown(() => snap.cleanup());
+  const local = new LocalSearchExecutor();
+  const owner = {};
+  const settings = defaultSettings();
+  for (const q of ['table', 'tab', 'tabel', '*', 'zzz']) {
+    const want = await local.run(owner, snap, settings, params(q));
+    t.equal((await cached.run(owner, snap, settings, params(q))).json, want.json, `miss: ${q}`);
+    t.equal((await cached.run(owner, snap, settings, params(q))).json, want.json, `hit: ${q}`);
+  }
+  t.same((cached as CachedSearchExecutor).cache.stats().hits, 5);
+  await cached.close();
+});
