@@ -8,7 +8,7 @@ import { badParam } from '../errors.js';
 import type { Services } from '../services.js';
 import { parseFilters } from '../search/filters.js';
 import { search, type SearchParams } from '../search/service.js';
-import { SuggestCache, type SuggestParams } from '../search/suggest.js';
+import { SuggestCache, suggestBody, type SuggestParams } from '../search/suggest.js';
 import { requireSite } from './auth.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 
@@ -107,10 +107,10 @@ export function register(router: Router, services: Services): void {
     };
     const index = await services.indexes.get(siteId);
     const snap = index.acquire();
-    let page;
+    let answer;
     try {
       // Cached per (index, generation, settings, parameters): equal to the general search.
-      page = suggestCache.get(snap, settings, params, index);
+      answer = suggestCache.get(snap, settings, params, index);
     } finally {
       snap.release();
     }
@@ -119,15 +119,9 @@ export function register(router: Router, services: Services): void {
       maxQuerySuggestions > 0
         ? services.analytics.querySuggestions(siteId, query, { max: maxQuerySuggestions, minSearches: settings.suggest.minSearches })
         : [];
-    ctx.body = {
-      status: 'success',
-      query,
-      suggests: page.suggests,
-      totalResults: page.totalResults,
-      totalResultsPerContentGroup: page.totalResultsPerContentGroup,
-      querySuggestions,
-      ...(page.redirect ? { redirect: page.redirect } : {}),
-    };
+    // The cached results were serialised once; only the query and querySuggestions are new.
+    ctx.type = 'application/json';
+    ctx.body = suggestBody(query, answer, querySuggestions);
   });
 }
 

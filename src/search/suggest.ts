@@ -93,6 +93,36 @@ export function computeSuggestPage(snap: IndexSnapshot, settings: Settings, p: S
   return deepFreeze(page);
 }
 
+/**
+ * A suggest answer ready to send: the frozen page and its JSON, serialised once (a cache hit
+ * then costs no re-serialisation of the results).
+ */
+export interface SuggestAnswer {
+  readonly page: SuggestPage;
+  /** `"suggests":…,"totalResults":…,"totalResultsPerContentGroup":…` (no braces). */
+  readonly json: string;
+}
+
+/** {@link SuggestAnswer} of a page. */
+export function answerOf(page: SuggestPage): SuggestAnswer {
+  const json = JSON.stringify({
+    suggests: page.suggests,
+    totalResults: page.totalResults,
+    totalResultsPerContentGroup: page.totalResultsPerContentGroup,
+  }).slice(1, -1);
+  return { page, json };
+}
+
+/**
+ * The `GET /sites/suggest` response body as JSON text: the same keys, in the same order, as
+ * `JSON.stringify({status, query, suggests, totalResults, totalResultsPerContentGroup,
+ * querySuggestions, redirect?})`.
+ */
+export function suggestBody(query: string, answer: SuggestAnswer, querySuggestions: ReadonlyArray<{ query: string }>): string {
+  const redirect = answer.page.redirect ? `,"redirect":${JSON.stringify(answer.page.redirect)}` : '';
+  return `{"status":"success","query":${JSON.stringify(query)},${answer.json},"querySuggestions":${JSON.stringify(querySuggestions)}${redirect}}`;
+}
+
 /** Counters of one {@link SuggestCache} (tests, benchmark). */
 export interface SuggestCacheStats {
   hits: number;
@@ -105,7 +135,7 @@ export interface SuggestCacheStats {
  * multiply the memory). Main thread only; a `Map` in recency order (a hit re-inserts its key).
  */
 export class SuggestCache {
-  private readonly entries = new Map<string, SuggestPage>();
+  private readonly entries = new Map<string, SuggestAnswer>();
   private readonly ids = new WeakMap<object, number>();
   private nextId = 1;
   hits = 0;
@@ -119,8 +149,8 @@ export class SuggestCache {
    * index, generation, settings object and parameters were answered before, else computed by
    * {@link computeSuggestPage} and remembered.
    */
-  get(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestPage {
-    if (this.maxEntries <= 0) return computeSuggestPage(snap, settings, p, cacheOwner);
+  get(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestAnswer {
+    if (this.maxEntries <= 0) return answerOf(computeSuggestPage(snap, settings, p, cacheOwner));
     const key = this.keyOf(snap, settings, p, cacheOwner);
     const cached = this.entries.get(key);
     if (cached) {
@@ -130,10 +160,10 @@ export class SuggestCache {
       return cached;
     }
     this.misses++;
-    const page = computeSuggestPage(snap, settings, p, cacheOwner);
-    this.entries.set(key, page);
+    const answer = answerOf(computeSuggestPage(snap, settings, p, cacheOwner));
+    this.entries.set(key, answer);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    return page;
+    return answer;
   }
 
   /** Drops every entry (tests; not needed for correctness: keys carry the generation). */

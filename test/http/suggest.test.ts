@@ -19,6 +19,8 @@ t.test('suggest sees every write and settings change at once (no stale cached an
   const suggest = async (q: string) => {
     const r = await fetch(`${s.url}/sites/suggest?site=default&maxQuerySuggestions=3&query=${encodeURIComponent(q)}`);
     t.equal(r.status, 200);
+    t.match(r.headers.get('content-type'), /^application\/json/, 'sent as JSON');
+    t.equal(r.headers.get('access-control-allow-origin'), '*', 'public route: CORS');
     return r.json() as Promise<{ suggests: Record<string, Array<{ name: string; link: string }>>; totalResults: number; totalResultsPerContentGroup: Record<string, number>; querySuggestions: Array<{ query: string }> }>;
   };
   const names = (b: Awaited<ReturnType<typeof suggest>>) => Object.values(b.suggests).flat().map((r) => r.name);

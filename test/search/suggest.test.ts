@@ -1,5 +1,5 @@
 import t from 'tap';
-import { computeSuggestPage, SuggestCache, SUGGEST_SNIPPET_SIZE, type SuggestParams } from '../../src/search/suggest.js';
+import { answerOf, computeSuggestPage, suggestBody, SuggestCache, SUGGEST_SNIPPET_SIZE, type SuggestParams } from '../../src/search/suggest.js';
 import { search } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -92,15 +92,18 @@ t.test('a cached answer equals the uncached general search, on the first and eve
       for (const v of VARIANTS) {
         const p = params(q, v);
         const label = `round ${round} ${JSON.stringify(q)} ${JSON.stringify(v)}`;
-        t.same(cache.get(snap, settings, p, owner), computeSuggestPage(snap, settings, p, owner), label);
+        const answer = cache.get(snap, settings, p, owner);
+        const fresh = computeSuggestPage(snap, settings, p, owner);
+        t.same(answer.page, fresh, label);
+        t.same(JSON.parse(`{${answer.json}}`), JSON.parse(JSON.stringify({ suggests: fresh.suggests, totalResults: fresh.totalResults, totalResultsPerContentGroup: fresh.totalResultsPerContentGroup })), `json ${label}`);
       }
     }
   }
   const n = queries.length * VARIANTS.length;
   t.same(cache.stats(), { hits: 2 * n, misses: n, size: n }, 'every later call was a hit');
-  const promo = cache.get(snap, settings, params('promo'), owner);
+  const promo = cache.get(snap, settings, params('promo'), owner).page;
   t.equal(promo.suggests._![0]!.suggestionHtml, '<b>Promo</b>', 'custom result carries suggestionHtml');
-  t.equal(cache.get(snap, settings, params('home'), owner).redirect, 'https://s.test/');
+  t.equal(cache.get(snap, settings, params('home'), owner).page.redirect, 'https://s.test/');
   t.throws(() => {
     (promo.suggests._ as unknown as unknown[]).push({});
   }, 'cached answers are frozen: one response cannot change another');
@@ -116,30 +119,31 @@ t.test('a new index generation, new settings or another project is never answere
   const cache = new SuggestCache();
   const owner = {};
   const p = params('cre', { groupResults: false });
-  const links = (x: ReturnType<SuggestCache['get']>) => Object.values(x.suggests).flat().map((r) => r.link);
+  const links = (x: ReturnType<typeof computeSuggestPage>) => Object.values(x.suggests).flat().map((r) => r.link);
+  const get = (snap: typeof before, settings: ReturnType<typeof settingsWith>, p: SuggestParams, owner: object) => cache.get(snap, settings, p, owner).page;
 
-  const first = cache.get(before, settings, p, owner);
+  const first = get(before, settings, p, owner);
   t.equal(first.totalResults, 5);
-  const next = cache.get(after, settings, p, owner);
+  const next = get(after, settings, p, owner);
   t.same(next, computeSuggestPage(after, settings, p, owner), 'new generation: recomputed');
   t.equal(next.totalResults, 5, 'one page added, one deleted');
   t.notOk(links(next).includes('https://s.test/createdb'), 'the deleted page is gone');
-  t.same(cache.get(before, settings, p, owner), first, 'a search still pinned to the old generation gets the old answer');
+  t.same(get(before, settings, p, owner), first, 'a search still pinned to the old generation gets the old answer');
 
   // Settings are replaced by a new object on every change.
   const second = links(next)[1]!;
   const pinned = settingsWith({ resultMappings: [{ trigger: { type: 'equals', value: 'cre' }, action: { type: 'pin', urls: [second] } }] });
-  const withPin = cache.get(after, pinned, p, owner);
+  const withPin = get(after, pinned, p, owner);
   t.equal(links(withPin)[0], second, 'new settings: recomputed with the pin');
   const strict = settingsWith({}, { minSearches: 2, typoTolerance: 'off' });
-  t.equal(cache.get(after, strict, params('tabel'), owner).totalResults, 0, 'suggest typo tolerance off: no typo matches');
-  t.ok(cache.get(after, settings, params('tabel'), owner).totalResults > 0, 'default tolerance: typo matches');
+  t.equal(get(after, strict, params('tabel'), owner).totalResults, 0, 'suggest typo tolerance off: no typo matches');
+  t.ok(get(after, settings, params('tabel'), owner).totalResults > 0, 'default tolerance: typo matches');
 
   // Another project with the same generation number and settings object.
   const other = snapshotOf([docs.slice(5)]);
   t.teardown(() => other.cleanup());
-  t.equal(cache.get(other, settings, p, {}).totalResults, 0, 'another project: its own answer');
-  const tab = cache.get(other, settings, params('tab'), {});
+  t.equal(get(other, settings, p, {}).totalResults, 0, 'another project: its own answer');
+  const tab = get(other, settings, params('tab'), {});
   t.ok(tab.totalResults > 0);
   t.same(tab, computeSuggestPage(other, settings, params('tab'), {}));
 });
@@ -162,6 +166,27 @@ t.test('the cache is bounded (LRU) and can be disabled', async (t) => {
   t.equal(cache.stats().size, 3);
 
   const off = new SuggestCache(0);
-  t.same(off.get(snap, settings, params('cre'), owner), computeSuggestPage(snap, settings, params('cre'), owner));
+  t.same(off.get(snap, settings, params('cre'), owner).page, computeSuggestPage(snap, settings, params('cre'), owner));
   t.same(off.stats(), { hits: 0, misses: 0, size: 0 }, 'maxEntries 0 stores nothing');
+});
+
+t.test('the response text equals JSON.stringify of the response object', async (t) => {
+  const snap = snapshotOf([docs]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith({
+    resultMappings: [
+      { trigger: { type: 'equals', value: 'promo' }, action: { type: 'custom', html: '<b>"Promo"</b>', position: 1 } },
+      { trigger: { type: 'equals', value: 'home' }, action: { type: 'redirect', url: 'https://s.test/?a="b"' } },
+    ],
+  });
+  for (const q of ['cre', 'promo', 'home', 'zzz', 'a "quoted\\ query']) {
+    const page = computeSuggestPage(snap, settings, params(q, { includeContent: true, highlightQueryTerms: true }), {});
+    const qs = q === 'cre' ? [{ query: 'create table' }, { query: 'créer "x"' }] : [];
+    const expected = JSON.stringify({
+      status: 'success', query: q, suggests: page.suggests, totalResults: page.totalResults,
+      totalResultsPerContentGroup: page.totalResultsPerContentGroup, querySuggestions: qs,
+      ...(page.redirect ? { redirect: page.redirect } : {}),
+    });
+    t.equal(suggestBody(q, answerOf(page), qs), expected, JSON.stringify(q));
+  }
 });
