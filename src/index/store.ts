@@ -41,6 +41,9 @@ import { WriteLog } from './write-log.js';
 
 const F = FIELDS.length;
 
+/** Segment count up to which policy merges yield to segment builds that are behind. */
+export const MAX_SEGMENTS_DEFERRING_MERGES = 48;
+
 /** The few logger methods the store uses; compatible with console and most loggers. */
 export interface IndexLogger {
   info(msg: string): void;
@@ -835,7 +838,21 @@ export class SegmentStore implements ProjectIndex {
 
   /** Whether the merge policy would merge something now (cheap; used by the merge job). */
   mergeDue(): boolean {
-    return this.selectMerges().length > 0;
+    return !this.buildsBehind() && this.selectMerges().length > 0;
+  }
+
+  /**
+   * Whether segment builds are behind the writers: a build runs and at least half a buffer's
+   * worth of acknowledged documents is unpublished. Policy merges wait then (the next merge
+   * job tick tries again): on a small machine a merge takes the CPU the build needs, and the
+   * build is what held-back writers wait for. Bounded by {@link MAX_SEGMENTS_DEFERRING_MERGES},
+   * so a never-ending import cannot grow the segment count without limit.
+   */
+  private buildsBehind(): boolean {
+    if (this.building === null || this.gen.views.length >= MAX_SEGMENTS_DEFERRING_MERGES) return false;
+    let bytes = this.bufferedBytes;
+    for (const p of this.building.values()) if (p.op === 'upsert') bytes += p.bytes;
+    return this.buffer.size + this.building.size >= this.maxBufferedDocs / 2 || bytes >= this.maxBufferedBytes / 2;
   }
 
   private selectMerges(): string[][] {
@@ -860,6 +877,7 @@ export class SegmentStore implements ProjectIndex {
     }
     // Bounded: each round shrinks the segment count or rewrites a tombstone-heavy segment.
     for (let round = 0; round < 100 && !this.closed; round++) {
+      if (this.buildsBehind()) return;
       const selected = this.selectMerges()[0];
       if (!selected) return;
       await this.mergeSegments(selected);

@@ -160,3 +160,65 @@ t.test('close does not wait forever for a slow build; the write log keeps the op
   snap.release();
   await again.close();
 });
+
+/** Wraps the real pool; while `hold()` is in effect, build results wait for `release()`. */
+function holdablePool(inner: TaskPool) {
+  let gate: Promise<void> | null = null;
+  let open = () => {};
+  let held: Promise<void> = Promise.resolve();
+  let announce = () => {};
+  const pool: TaskPool = {
+    async run(task) {
+      const result = await inner.run(task);
+      if ((task as { task?: string }).task === 'build-segment' && gate) {
+        announce();
+        await gate;
+      }
+      return result;
+    },
+  };
+  return {
+    pool,
+    hold() {
+      gate = new Promise<void>((r) => (open = r));
+      held = new Promise<void>((r) => (announce = r));
+    },
+    /** Resolves once a build is being held. */
+    held: () => held,
+    release() {
+      gate = null;
+      open();
+    },
+  };
+}
+
+t.test('policy merges wait while segment builds are behind, and run once they caught up', async (t) => {
+  const h = holdablePool(realPool(t));
+  const store = await openStore(tempDir(t), h.pool, {
+    maxBufferedDocs: 8,
+    mergePolicy: { segmentsPerTier: 2, floorBytes: 1 },
+  });
+  t.teardown(() => h.release());
+  for (let s = 0; s < 4; s++) await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://d.test/${s}`, `seg ${s}`) }] as WriteOp[]);
+  t.equal(store.segments().length, 4);
+  t.ok(store.mergeDue(), 'the policy wants a merge while nothing is being built');
+
+  // Half a buffer (4 of 8) starts a build at once; hold it: builds are now behind.
+  h.hold();
+  const seq = await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://d.test/b${i}`, `bulk ${i}`) }) as WriteOp));
+  await h.held();
+  t.notOk(store.mergeDue(), 'no policy merge is due while a build is behind');
+  await store.merge();
+  t.equal(store.segments().length, 4, 'merge() did not merge');
+
+  h.release();
+  await store.waitSearchable(seq);
+  t.equal(store.segments().length, 5);
+  t.ok(store.mergeDue(), 'due again once the build is published');
+  await store.merge();
+  t.ok(store.segments().length < 5, `merged after catching up (${store.segments().length} segments)`);
+  const snap = store.acquire();
+  t.equal(liveRows(snap).size, 8);
+  snap.release();
+  await store.close();
+});
