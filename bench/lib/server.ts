@@ -51,16 +51,18 @@ export interface StartOptions {
   mode?: 'auto' | 'dist' | 'tsx';
   /** Extra environment for the server (e.g. `{ SITESIFT_WORKERS: '2' }`). */
   env?: Record<string, string>;
-  /** Keep the data dir after stop (debugging). */
+  /** Keep the data dir after stop (debugging, or a restart on the same data). */
   keep?: boolean;
+  /** Reuse this data dir and master key (a restart of a kept server) instead of fresh ones. */
+  reuse?: { dataDir: string; masterKey: string };
 }
 
 /** Starts a server child and resolves once its "listening" log line appears (60 s limit). */
 export async function startBenchServer(opts: StartOptions = {}): Promise<BenchServer> {
   const distMain = path.join(ROOT, 'dist/src/main.js');
   const mode = opts.mode === 'dist' || opts.mode === 'tsx' ? opts.mode : existsSync(distMain) ? 'dist' : 'tsx';
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-'));
-  const masterKey = `ssm_${randomBytes(24).toString('base64url')}`;
+  const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-'));
+  const masterKey = opts.reuse?.masterKey ?? `ssm_${randomBytes(24).toString('base64url')}`;
   const logFile = path.join(dataDir, 'server.log');
   const clean: NodeJS.ProcessEnv = {};
   // The server rejects unknown SITESIFT_* variables; pass none of the caller's.
