@@ -32,6 +32,57 @@ const WORKERS = process.env.BENCH_WORKERS ?? '2';
 const fmt = (x: number, d = 3) => x.toFixed(d);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * CPU seconds (user + system, all threads) a process has used so far, from /proc (NaN off
+ * Linux). On a shared machine wall time swings with other jobs; CPU per page does much less.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds per thread (tid → [name, seconds]) of a process, from /proc (empty off Linux). */
+function threadCpu(pid: number | undefined): Map<string, [string, number]> {
+  const out = new Map<string, [string, number]>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(tid, [String(tid) === String(pid) ? 'main' : name, (Number(f[11]) + Number(f[12])) / 100]);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  } catch {
+    // Not Linux.
+  }
+  return out;
+}
+
+/** Per-thread-name CPU seconds used between two {@link threadCpu} snapshots. */
+function threadCpuDelta(before: Map<string, [string, number]>, after: Map<string, [string, number]>): Record<string, number> {
+  const by: Record<string, number> = {};
+  for (const [tid, [name, sec]] of after) {
+    const d = sec - (before.get(tid)?.[1] ?? 0);
+    const key = process.env.BENCH_TIDS ? `${name}#${tid}` : name;
+    if (d > 0) by[key] = (by[key] ?? 0) + d;
+  }
+  return by;
+}
+
+/** Load average over the last minute (the machine is shared: report it with every number). */
+function load1(): number {
+  return os.loadavg()[0]!;
+}
+
 interface StaticSite {
   url: string;
   hits: number;
@@ -178,6 +229,10 @@ async function main(): Promise<void> {
     );
     if (patch.status !== 200) throw new Error(`settings: ${patch.status} ${JSON.stringify(patch.json)}`);
     const hitsBefore = site.hits;
+    const cpu0 = cpuSeconds(server.child.pid);
+    const threads0 = threadCpu(server.child.pid);
+    const benchCpu0 = process.cpuUsage();
+    const load0 = load1();
     const c0 = performance.now();
     const started = await call(server, 'POST', '/sites/crawl?site=crawled');
     if (started.status !== 202) throw new Error(`POST /sites/crawl: ${started.status} ${JSON.stringify(started.json)}`);
@@ -185,6 +240,11 @@ async function main(): Promise<void> {
     const status = await waitPending0(server, 'crawled');
     const crawlSeconds = (performance.now() - c0) / 1000;
     const crawlRate = status.pages / crawlSeconds;
+    const serverCpu = cpuSeconds(server.child.pid) - cpu0;
+    const byThread = threadCpuDelta(threads0, threadCpu(server.child.pid));
+    const benchCpu = process.cpuUsage(benchCpu0);
+    const staticCpu = (benchCpu.user + benchCpu.system) / 1e6;
+    const loadEnd = load1();
     const broken = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=4XX&limit=1000');
     const skipped = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=8XX&limit=1000');
     const redirects = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=3XX&limit=1000');
@@ -192,6 +252,16 @@ async function main(): Promise<void> {
     console.log(
       `sitesift crawl: ${status.pages} pages indexed in ${fmt(crawlSeconds, 2)} s = ${fmt(crawlRate, 1)} pages/s ` +
         `(${site.hits - hitsBefore} requests; task ${task.state}: ${task.message}); peak RSS ${peakRss} MB`,
+    );
+    console.log(
+      `  server CPU ${fmt(serverCpu, 2)} s = ${fmt((serverCpu * 1000) / status.pages, 2)} ms/page (all threads); ` +
+        `bench process (static server + polling) ${fmt(staticCpu, 2)} s; load average ${fmt(load0, 1)} → ${fmt(loadEnd, 1)}`,
+    );
+    console.log(
+      `  by thread (ms/page): ${Object.entries(byThread)
+        .sort((a, b) => b[1] - a[1])
+        .map(([n, sec]) => `${n} ${fmt((sec * 1000) / status.pages, 2)}`)
+        .join(', ')}`,
     );
     console.log(`  4XX ${status['4XX']}, 5XX ${status['5XX']}, 8XX ${status['8XX']}, 3XX ${redirects.json.total ?? 0}`);
     for (const p of broken.json.pages ?? []) console.log(`  broken link: ${p.url} → ${p.status}`);
@@ -245,6 +315,9 @@ async function main(): Promise<void> {
         seconds: +fmt(crawlSeconds),
         pagesPerSec: +fmt(crawlRate, 1),
         peakRssMb: peakRss,
+        serverCpuSeconds: +fmt(serverCpu, 2),
+        cpuMsPerPage: +fmt((serverCpu * 1000) / status.pages, 2),
+        load: [+fmt(load0, 1), +fmt(loadEnd, 1)],
         '4XX': status['4XX'],
         '8XX': status['8XX'],
         broken: (broken.json.pages ?? []).map((p: any) => [p.url.replace(base, ''), p.status]),

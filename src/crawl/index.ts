@@ -34,8 +34,9 @@ export function createCrawlService(deps: {
     settingsOf: (siteId) => deps.projects.getSettings(siteId),
     indexOf: (siteId) => deps.indexes.get(siteId),
     runFetch: (task: FetchExtractTask) => runTask<FetchExtractResult>(deps.pool, 'fetch-extract', { ...task }),
-    // Fetches wait on the network, not the CPU: a few per thread keep the pool busy.
-    maxInFlight: Math.max(4, deps.config.workers * 4),
+    // Fetches wait on the network and finished pages wait for their index commit: enough tasks
+    // per thread that the pool always has the next page queued (per-host limits still apply).
+    maxInFlight: Math.max(16, deps.config.workers * 8),
     ...(deps.log ? { log: deps.log } : {}),
   });
 }

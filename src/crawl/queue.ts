@@ -6,6 +6,13 @@
  * Invariants: a task is `queued`, `running`, `done` or `failed`; only `queued` tasks with
  * `next_at <= now` are handed out; on open every `running` task goes back to `queued` (the
  * process died while it ran), which is what makes a restart resume the crawl.
+ *
+ * Group commit: every change joins one transaction that is committed at the end of the current
+ * event-loop turn (`setImmediate`), so the four or five state changes of each page (running,
+ * links seen and queued, ledger, finished) of every page finishing in that turn cost one
+ * commit instead of one each. Reads see the open transaction. What a client is told about
+ * (a task id in a 202) is committed first with {@link CrawlQueue.commit}; anything else lost
+ * in a crash between a change and its commit is a task that runs again (pages are idempotent).
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -105,6 +112,13 @@ export class CrawlQueue {
   readonly db: Database.Database;
   private readonly clock: () => number;
   private readonly stmts = new Map<string, Database.Statement>();
+  /** Whether this queue opened the group transaction that the next turn commits. */
+  private grouped = false;
+  /**
+   * The seen-set of runs in memory (loaded from `seen` on first use): a page links to dozens
+   * of pages that are almost all seen already, and a Set answers without touching SQLite.
+   */
+  private readonly seenByRun = new Map<string, Set<string>>();
 
   /** Prepared once per SQL text: preparing per call cost more than the queries themselves. */
   private q(sql: string): Database.Statement {
@@ -158,17 +172,50 @@ export class CrawlQueue {
     this.q(`UPDATE tasks SET state='queued' WHERE state='running'`).run();
   }
 
+  /** Joins (or opens) the group transaction before a change; see the module comment. */
+  private change(): void {
+    if (this.grouped || this.db.inTransaction) return;
+    this.db.exec('BEGIN IMMEDIATE');
+    this.grouped = true;
+    setImmediate(() => this.commit());
+  }
+
+  /** Commits the open group now (before acknowledging a task to a client; on close). */
+  commit(): void {
+    if (!this.grouped) return;
+    this.grouped = false;
+    if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
+  }
+
   /** Adds a task; returns it. */
   add(t: NewTask): CrawlTask {
     const id = newTaskId();
     const now = this.clock();
-    this.db
-      .prepare(
-        `INSERT INTO tasks (id, type, origin, url, state, next_at, created_at, depth, run_id, base_seq, append_to)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(id, t.type, t.origin, t.url ?? null, t.state ?? 'queued', now, now, t.depth ?? 0, t.runId ?? null, t.baseSeq ?? 0, t.appendTo ? JSON.stringify(t.appendTo) : null);
-    return this.get(id)!;
+    const task: CrawlTask = {
+      id,
+      type: t.type,
+      origin: t.origin,
+      url: t.url ?? null,
+      state: t.state ?? 'queued',
+      attempts: 0,
+      nextAt: now,
+      createdAt: now,
+      finishedAt: null,
+      indexStatus: null,
+      message: null,
+      depth: t.depth ?? 0,
+      runId: t.runId ?? null,
+      baseSeq: t.baseSeq ?? 0,
+      appendTo: t.appendTo ?? null,
+      total: 0,
+      truncated: false,
+    };
+    this.change();
+    this.q(
+      `INSERT INTO tasks (id, type, origin, url, state, next_at, created_at, depth, run_id, base_seq, append_to)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(id, task.type, task.origin, task.url, task.state, now, now, task.depth, task.runId, task.baseSeq, t.appendTo ? JSON.stringify(t.appendTo) : null);
+    return task;
   }
 
   get(id: string): CrawlTask | null {
@@ -208,30 +255,39 @@ export class CrawlQueue {
   }
 
   setRunning(id: string): void {
+    this.change();
     this.q(`UPDATE tasks SET state = 'running', attempts = attempts + 1 WHERE id = ?`).run(id);
   }
 
   /** Puts a task back for a later attempt. */
   retryAt(id: string, at: number, message: string): void {
+    this.change();
     this.q(`UPDATE tasks SET state = 'queued', next_at = ?, message = ? WHERE id = ?`).run(at, message, id);
   }
 
   /** Puts a task back without counting the attempt (politeness said "not now"). */
   requeue(id: string, at: number): void {
+    this.change();
     this.q(`UPDATE tasks SET state = 'queued', next_at = ?, attempts = MAX(0, attempts - 1) WHERE id = ?`).run(at, id);
   }
 
   finish(id: string, state: 'done' | 'failed', indexStatus: number | null, message: string | null): void {
-    this.db
-      .prepare(`UPDATE tasks SET state = ?, index_status = ?, message = ?, finished_at = ? WHERE id = ?`)
-      .run(state, indexStatus, message, this.clock(), id);
+    this.change();
+    this.q(`UPDATE tasks SET state = ?, index_status = ?, message = ?, finished_at = ? WHERE id = ?`).run(state, indexStatus, message, this.clock(), id);
   }
 
   /** Marks a run task running/done. */
   setRunState(id: string, state: TaskState, message?: string): void {
-    this.db
-      .prepare(`UPDATE tasks SET state = ?, message = COALESCE(?, message), finished_at = CASE WHEN ? IN ('done','failed') THEN ? ELSE finished_at END WHERE id = ?`)
-      .run(state, message ?? null, state, this.clock(), id);
+    this.change();
+    this.q(`UPDATE tasks SET state = ?, message = COALESCE(?, message), finished_at = CASE WHEN ? IN ('done','failed') THEN ? ELSE finished_at END WHERE id = ?`).run(
+      state,
+      message ?? null,
+      state,
+      this.clock(),
+      id,
+    );
+    // A finished run queues nothing more; its seen-set is read from SQLite if needed again.
+    if (state === 'done' || state === 'failed') this.seenByRun.delete(id);
   }
 
   /** Page tasks of a run that are not finished yet. */
@@ -239,22 +295,44 @@ export class CrawlQueue {
     return (this.q(`SELECT COUNT(*) AS c FROM tasks WHERE run_id = ? AND state IN ('queued','running')`).get(runId) as { c: number }).c;
   }
 
+  /** Whether a page task of the run is not finished yet (cheaper than counting them). */
+  hasOpenInRun(runId: string): boolean {
+    return this.q(`SELECT 1 FROM tasks WHERE run_id = ? AND state IN ('queued','running') LIMIT 1`).get(runId) !== undefined;
+  }
+
   /** Runs (crawl/sitemap) that are still running. */
   activeRuns(): CrawlTask[] {
     return (this.q(`SELECT * FROM tasks WHERE type IN ('crawl','sitemap') AND state IN ('queued','running')`).all() as Row[]).map(toTask);
   }
 
+  private seenSet(runId: string): Set<string> {
+    let set = this.seenByRun.get(runId);
+    if (!set) {
+      set = new Set((this.q(`SELECT url FROM seen WHERE run_id = ?`).all(runId) as Array<{ url: string }>).map((r) => r.url));
+      this.seenByRun.set(runId, set);
+    }
+    return set;
+  }
+
   /** Marks `url` seen by run `runId`; false when it already was. */
   markSeen(runId: string, url: string): boolean {
-    return this.q(`INSERT OR IGNORE INTO seen (run_id, url) VALUES (?, ?)`).run(runId, url).changes === 1;
+    const set = this.seenSet(runId);
+    if (set.has(url)) return false;
+    set.add(url);
+    this.change();
+    this.q(`INSERT OR IGNORE INTO seen (run_id, url) VALUES (?, ?)`).run(runId, url);
+    return true;
   }
 
   isSeen(runId: string, url: string): boolean {
+    const set = this.seenByRun.get(runId);
+    if (set) return set.has(url);
     return this.q(`SELECT 1 FROM seen WHERE run_id = ? AND url = ?`).get(runId, url) !== undefined;
   }
 
   /** Counts a page task against the run's maxPages; false (and marks truncation) when full. */
   takeRunSlot(runId: string, maxPages: number): boolean {
+    this.change();
     const r = this.q(`UPDATE tasks SET total = total + 1 WHERE id = ? AND total < ?`).run(runId, maxPages);
     if (r.changes === 0) {
       this.q(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
@@ -265,20 +343,25 @@ export class CrawlQueue {
 
   /** Marks a run as incomplete (pages cancelled): it must not remove unreached pages. */
   markTruncated(runId: string): void {
+    this.change();
     this.q(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
   }
 
   clearSeen(runId: string): void {
+    this.seenByRun.delete(runId);
+    this.change();
     this.q(`DELETE FROM seen WHERE run_id = ?`).run(runId);
   }
 
   /** Records the crawler's latest write of `url`. */
   record(url: string, origin: TaskOrigin, runId: string | null): void {
+    this.change();
     this.q(`INSERT INTO ledger (url, origin, run_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET origin = excluded.origin, run_id = excluded.run_id`).run(url, origin, runId);
   }
 
   forget(urls: string[]): void {
     const del = this.q(`DELETE FROM ledger WHERE url = ?`);
+    this.change();
     this.db.transaction(() => urls.forEach((u) => del.run(u)))();
   }
 
@@ -298,6 +381,7 @@ export class CrawlQueue {
     const hit = rows.filter((r) => r.url && predicate(r.url)).map((r) => r.id);
     const upd = this.q(`UPDATE tasks SET state = 'failed', message = ?, finished_at = ? WHERE id = ?`);
     const now = this.clock();
+    this.change();
     this.db.transaction(() => hit.forEach((id) => upd.run(message, now, id)))();
     return hit;
   }
@@ -318,6 +402,7 @@ export class CrawlQueue {
     const up = this.q(
       `INSERT INTO sitemap_urls (url, lastmod, import_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET lastmod = excluded.lastmod, import_id = excluded.import_id`,
     );
+    this.change();
     return this.db.transaction(() => {
       for (const e of entries) up.run(e.url, e.lastmod, importId);
       // A partial read (errors) must not make every unread URL look removed.
@@ -329,6 +414,7 @@ export class CrawlQueue {
   }
 
   close(): void {
+    this.commit();
     this.db.close();
   }
 }

@@ -320,6 +320,7 @@ export class CrawlService {
     }
     const e = entryInfo(index, url);
     const task = q.add({ type, origin: 'url', url, baseSeq: e?.seq ?? (e ? -1 : 0), appendTo: opts.appendTo ?? null });
+    q.commit(); // the task id is acknowledged to the client
     this.wake();
     return taskView(task);
   }
@@ -357,6 +358,7 @@ export class CrawlService {
       q.markTruncated(runId);
       this.settleRunOf(siteId, q, q.get(runId));
     }
+    q.commit();
     return ids.length;
   }
 
@@ -376,6 +378,7 @@ export class CrawlService {
     const run = q.add({ type: 'crawl', origin: 'crawl', url: s.rootUrls[0], state: 'running' });
     for (const root of s.rootUrls) this.enqueueRunPage(q, index, run, root, 0, 'crawl', s.maxPages);
     this.settleRunOf(siteId, q, q.get(run.id));
+    q.commit();
     this.wake();
     return taskView(q.get(run.id)!);
   }
@@ -427,6 +430,7 @@ export class CrawlService {
     const summary = `${read.entries.length} URLs read, ${queued} queued, ${removed} removed${read.errors.length ? `, ${read.errors.length} errors` : ''}`;
     q.setRunState(run.id, 'running', summary);
     this.settleRunOf(siteId, q, q.get(run.id));
+    q.commit();
     this.wake();
     this.log.info({ siteId, urls: read.entries.length, queued, removed, errors: read.errors.length }, 'sitemap import');
     return { ...taskView(q.get(run.id)!), urls: read.entries.length, queued, removed, errors: read.errors };
@@ -498,7 +502,13 @@ export class CrawlService {
           continue;
         }
         site.queue.setRunning(task.id);
-        const p = this.process(siteId, site.queue, task, settings)
+        // The host's slot is for the request: it is freed once the fetch is back, not after the
+        // index write, so slow commits do not hold back the next requests to the host.
+        const fetched = (): void => {
+          slot.release();
+          this.wake();
+        };
+        const p = this.process(siteId, site.queue, task, settings, fetched)
           .catch((err: unknown) => {
             this.log.error({ err, siteId, url: task.url }, 'crawl task crashed');
             try {
@@ -552,6 +562,9 @@ export class CrawlService {
 
   /** Queues a page of a run if it is new to the run and the run has room. */
   private enqueueRunPage(q: CrawlQueue, index: ProjectIndex, run: CrawlTask, raw: string, depth: number, origin: TaskOrigin, maxPages: number): boolean {
+    // Links from the extractor are normalised already (normalizing is idempotent), and most
+    // were seen: answer those without parsing the URL again.
+    if (q.isSeen(run.id, raw)) return false;
     const url = normalizeUrl(raw);
     if (!url) return false;
     if (!q.markSeen(run.id, url)) return false;
@@ -561,7 +574,7 @@ export class CrawlService {
     return true;
   }
 
-  private async process(siteId: string, q: CrawlQueue, task: CrawlTask, settings: Settings): Promise<void> {
+  private async process(siteId: string, q: CrawlQueue, task: CrawlTask, settings: Settings, fetched: () => void = () => {}): Promise<void> {
     const s = settings.crawler;
     const url = task.url!;
     const index = await this.opts.indexOf(siteId);
@@ -625,6 +638,7 @@ export class CrawlService {
         ? null
         : { contentExtraction: settings.contentExtraction, dataPoints: settings.dataPoints, resultGroups: settings.resultGroups, filters: settings.filters },
     });
+    fetched();
 
     // Redirects: each hop is tracked as its own URL with its 3xx status.
     if (!isAppend) {
@@ -719,7 +733,7 @@ export class CrawlService {
   /** Completes a run once none of its page tasks is open; a finished full crawl removes unreached pages. */
   private settleRunOf(siteId: string, q: CrawlQueue, run: CrawlTask | null): void {
     if (!run || (run.type !== 'crawl' && run.type !== 'sitemap')) return;
-    if (q.openInRun(run.id) > 0) return;
+    if (q.hasOpenInRun(run.id)) return;
     const fresh = q.get(run.id);
     if (!fresh || fresh.state === 'done' || fresh.state === 'failed') return;
     if (fresh.type === 'sitemap') {

@@ -11,7 +11,8 @@
  * robots directives and canonical URL, and — when Control Panel rules are given — its data
  * points, filter values and result group (seed 1.5: URL-only pages only).
  */
-import * as cheerio from 'cheerio';
+// cheerio/slim: the selector API without parse5 and undici (a third of the load time per thread).
+import * as cheerio from 'cheerio/slim';
 import type { AnyNode, Document, Element } from 'domhandler';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import type { DataPoint, DataPointRule, ExtractionRule, FilterDefinition, FilterValue, ResultGroupRule } from '../../types.js';

@@ -1,0 +1,74 @@
+/**
+ * Throughput-relevant behaviour of the crawl scheduler (src/crawl/service.ts): a host's
+ * politeness slot covers the request only, so the next request to the host starts while the
+ * previous page still waits for its index commit — and `concurrencyPerHost` still bounds the
+ * requests themselves.
+ */
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { WriteOp } from '../../src/index/contract.js';
+import { CrawlService } from '../../src/crawl/service.js';
+import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js';
+import { MemoryIndex, testSettings } from './helpers/memory-index.js';
+import { startSiteServer } from './helpers/site-server.js';
+
+async function until(check: () => boolean, tries = 400): Promise<boolean> {
+  for (let i = 0; i < tries && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  return check();
+}
+
+t.test('the host slot is freed when the fetch is back, not after the index write', async (t) => {
+  const site = await startSiteServer();
+  t.teardown(() => site.close());
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'sitesift-pipeline-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  // An index whose writes wait until the test lets them through.
+  const memory = new MemoryIndex();
+  const held: Array<() => void> = [];
+  let writing = 0;
+  const index = Object.assign(Object.create(memory) as MemoryIndex, {
+    async write(ops: WriteOp[]): Promise<number> {
+      writing++;
+      await new Promise<void>((r) => held.push(r));
+      writing--;
+      return memory.write(ops);
+    },
+  });
+
+  let fetching = 0;
+  let maxFetching = 0;
+  const started: string[] = [];
+  const svc = new CrawlService({
+    dataDir,
+    clock: Date.now,
+    allowPrivate: true,
+    settingsOf: () => testSettings({ concurrencyPerHost: 1, respectRobotsTxt: false }),
+    indexOf: async () => index.asIndex(),
+    runFetch: async (task: FetchExtractTask) => {
+      started.push(task.url);
+      fetching++;
+      maxFetching = Math.max(maxFetching, fetching);
+      try {
+        return await fetchAndExtract(task);
+      } finally {
+        fetching--;
+      }
+    },
+    maxInFlight: 8,
+  });
+  svc.start();
+  t.teardown(() => svc.stop(100));
+
+  await svc.pushUrl('s1', `${site.url}/a.html`);
+  await svc.pushUrl('s1', `${site.url}/c.html`);
+  await svc.pushUrl('s1', `${site.url}/d.html`);
+  t.ok(await until(() => writing === 1 && started.length >= 2), 'the second request started while the first page waits for its write');
+  t.ok(await until(() => started.length === 3 && writing === 3), 'every page fetched while all writes are still held');
+  t.equal(maxFetching, 1, 'concurrencyPerHost 1: never two requests to the host at once');
+  while (held.length) held.shift()!();
+  await svc.idle('s1');
+  t.same(memory.searchable(), [`${site.url}/a.html`, `${site.url}/c.html`, `${site.url}/d.html`]);
+});
