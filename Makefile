@@ -28,8 +28,9 @@ test: setup
 
 bench: bench-ingest bench-search bench-suggest bench-crawl
 
-# Ingest: HTTP pagesJson vs raw FTS5 on ../shared/corpus (BENCH_DOCS=100000 by default)
+# Ingest: HTTP pagesJson vs raw FTS5 on ../shared/corpus (BENCH_DOCS=100000 by default); the server runs from dist/ like `make start`
 bench-ingest: setup
+	@npx tsc -p tsconfig.build.json || echo "make bench-ingest: the build reported errors; bench/ingest.ts runs dist/ only if it is newer than the sources" >&2
 	$(TSX) bench/ingest.ts
 
 # Needs wrk (Debian/Ubuntu: apt-get install -y wrk). Builds first so the server runs as plain JS

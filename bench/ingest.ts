@@ -10,7 +10,8 @@
  * 2. Reference: a raw better-sqlite3 FTS5 bulk insert of the same documents (one transaction,
  *    default unicode61 tokenizer, columns url UNINDEXED, title, headings, content), timed over
  *    JSON parsing + inserts + commit.
- * 3. sitesift: a server child process (`node --import tsx src/main.ts`, own temp data dir,
+ * 3. sitesift: a server child process (`node dist/src/main.js` like `make start`, or
+ *    `node --import tsx src/main.ts` when dist/ is missing or stale; own temp data dir,
  *    default settings) fed over HTTP `POST /sites/pagesJson` in batches of 100 with
  *    BENCH_CONCURRENCY (default 3) requests in flight. Measured: docs/s from the first request to
  *    the last acknowledgement; time from the last acknowledgement until a word only the last
@@ -19,7 +20,7 @@
  *    segment count (manifest) before and after `POST /admin/projects/:site/merge` (full merge);
  *    peak RSS of the server process (VmHWM from /proc/<pid>/status, Linux only).
  *
- * Environment: BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir,
+ * Environment: BENCH_SERVER (dist|tsx|auto), BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir,
  * BENCH_SERVER_NODE_OPTIONS: NODE_OPTIONS for the server only (e.g. --max-old-space-size=256).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -170,7 +171,36 @@ interface Server {
   dataDir: string;
 }
 
-function startServer(dataDir: string): Promise<Server> {
+/** Newest modification time (ms) of the .ts files under `dir`. */
+function newestTs(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestTs(p));
+    else if (e.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * How the server runs: `dist` (`node dist/src/main.js`, what `make start` runs) or `tsx`
+ * (TypeScript through the loader, which every pool thread loads too — more memory). BENCH_SERVER
+ * picks; by default dist when it is built and not older than any source file (`make
+ * bench-ingest` builds first), else tsx.
+ */
+function serverMode(): 'dist' | 'tsx' {
+  const want = process.env.BENCH_SERVER;
+  if (want === 'dist' || want === 'tsx') return want;
+  if (want !== undefined && want !== '' && want !== 'auto') throw new Error(`BENCH_SERVER must be dist, tsx or auto, got "${want}"`);
+  const distMain = path.join(ROOT, 'dist/src/main.js');
+  if (!existsSync(distMain)) return 'tsx';
+  const built = statSync(distMain).mtimeMs;
+  const stale = ['src', 'workers', 'jobs'].some((d) => newestTs(path.join(ROOT, d)) > built);
+  if (stale) process.stderr.write('dist/ is older than the sources: running the server through tsx (make bench-ingest builds first)\n');
+  return stale ? 'tsx' : 'dist';
+}
+
+function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
   const masterKey = `ssm_${randomBytes(24).toString('base64url')}`;
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') env[k] = v;
@@ -178,7 +208,8 @@ function startServer(dataDir: string): Promise<Server> {
   // Through NODE_OPTIONS, not argv: worker threads inherit execArgv and refuse heap flags there.
   const serverNodeOptions = process.env.BENCH_SERVER_NODE_OPTIONS;
   if (serverNodeOptions) env.NODE_OPTIONS = serverNodeOptions;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+  const args = mode === 'dist' ? [path.join(ROOT, 'dist/src/main.js')] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir, SITESIFT_MASTER_KEY: masterKey, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -377,7 +408,9 @@ async function main(): Promise<void> {
     }
 
     const dataDir = path.join(tmp, 'data');
-    server = await startServer(dataDir);
+    const mode = serverMode();
+    process.stderr.write(`server: ${mode}\n`);
+    server = await startServer(dataDir, mode);
     const rss = new RssSampler(server.child.pid!);
     const results: PhaseResult[] = [];
     for (const [i, p] of prepared.entries()) {
@@ -405,7 +438,7 @@ async function main(): Promise<void> {
     const out = [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)];
     const last = results[results.length - 1]!;
     const ratio = last.docsPerSecond / last.rawFts5DocsPerSecond;
-    process.stdout.write(`\n${out.join('\n')}\n\nserver peak RSS (VmHWM, whole run): ${peakRss} MB\n`);
+    process.stdout.write(`\n${out.join('\n')}\n\nserver (${mode}) peak RSS (VmHWM, whole run): ${peakRss} MB\n`);
     process.stdout.write(`peak RSS by stage (VmRSS sampled every 100 ms): ${[...rss.peaks].map(([k, v]) => `${k} ${v} MB`).join('; ')}\n`);
     process.stdout.write(`goals: ingest ≥ 0.5× raw FTS5 at ${last.docs} docs: ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}×); peak RSS < 500 MB: ${peakRss < 500 ? 'met' : 'NOT met'} (${peakRss} MB)\n`);
     process.stdout.write(
@@ -414,6 +447,7 @@ async function main(): Promise<void> {
         at: new Date().toISOString(),
         cpus: os.cpus().length,
         concurrency: CONCURRENCY,
+        server: mode,
         peakRssMb: peakRss,
         peakRssByStage: Object.fromEntries(rss.peaks),
         phases: results.map((r) => ({ ...r, docsPerSecond: Math.round(r.docsPerSecond), rawFts5DocsPerSecond: Math.round(r.rawFts5DocsPerSecond), ratio: Number((r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(3)) })),

@@ -30,9 +30,7 @@ export interface PoolOptions {
  * be TypeScript. Destroy it with `pool.destroy()` at shutdown (after in-flight tasks settle).
  */
 export function createPool(opts: PoolOptions): Piscina {
-  const execArgv = RUNNING_FROM_TS
-    ? [...process.execArgv.filter((a) => !/^--import(=|$)/.test(a) && a !== 'tsx'), '--import', 'tsx']
-    : process.execArgv;
+  const execArgv = workerExecArgv(process.execArgv, RUNNING_FROM_TS);
   return new Piscina({
     filename: workerFile(),
     minThreads: 0,
@@ -40,6 +38,31 @@ export function createPool(opts: PoolOptions): Piscina {
     idleTimeout: opts.idleTimeoutMs ?? 30_000,
     execArgv,
   });
+}
+
+// V8 heap and GC flags. Worker threads refuse every V8 flag in execArgv
+// (ERR_WORKER_INVALID_EXEC_ARGV), and they need none: V8 flags are process-wide, so a worker's
+// default heap limits already follow e.g. `node --max-old-space-size=256 … serve`.
+const V8_FLAG_RE = /^--(max[-_]old[-_]space[-_]size|max[-_]semi[-_]space[-_]size|max[-_]heap[-_]size|initial[-_]heap[-_]size|initial[-_]old[-_]space[-_]size|max[-_]young[-_]generation[-_]size|stack[-_]size|expose[-_]gc|optimize[-_]for[-_]size|gc[-_]interval|trace[-_]gc)(=|$)/;
+
+/**
+ * The `execArgv` pool threads start with: the process's own, minus the V8 flags workers refuse
+ * (without this, starting the server with a heap limit made every segment build fail), and
+ * under tsx with the tsx loader. Exported for tests.
+ */
+export function workerExecArgv(execArgv: readonly string[], fromTs: boolean): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i]!;
+    if (V8_FLAG_RE.test(a)) {
+      // `--max-old-space-size 256` (value as the next argument) goes too.
+      if (!a.includes('=') && i + 1 < execArgv.length && /^\d+$/.test(execArgv[i + 1]!)) i++;
+      continue;
+    }
+    if (fromTs && (/^--import(=|$)/.test(a) || a === 'tsx')) continue;
+    kept.push(a);
+  }
+  return fromTs ? [...kept, '--import', 'tsx'] : kept;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { isMainThread, threadId } from 'node:worker_threads';
 import t from 'tap';
-import { createPool, runTask, workerFile } from '../src/pool.js';
+import { createPool, runTask, workerExecArgv, workerFile } from '../src/pool.js';
 
 t.test('the pool runs TypeScript tasks through the dispatcher', async (t) => {
   t.match(workerFile(), /workers\/index\.ts$/, 'resolves the .ts dispatcher under tsx');
@@ -12,4 +12,31 @@ t.test('the pool runs TypeScript tasks through the dispatcher', async (t) => {
   t.ok(isMainThread);
   t.not(res.threadId, threadId, 'ran on a worker thread');
   await t.rejects(runTask(pool, 'no-such-task' as never), /unknown worker task "no-such-task"/);
+});
+
+t.test('pool threads start without the V8 heap flags they refuse', async (t) => {
+  t.same(workerExecArgv(['--max-old-space-size=256', '--enable-source-maps'], false), ['--enable-source-maps']);
+  t.same(workerExecArgv(['--max_old_space_size', '128', '--max-semi-space-size=8', '--expose-gc'], false), []);
+  t.same(workerExecArgv(['--import', 'tsx', '--max-old-space-size=256'], true), ['--import', 'tsx']);
+  t.same(workerExecArgv(['--conditions=dev'], true), ['--conditions=dev', '--import', 'tsx']);
+  // End to end: a server process started with a heap limit still runs pool tasks.
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const { execFileSync } = await import('node:child_process');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-heap-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const script = path.join(dir, 'run.mts');
+  fs.writeFileSync(
+    script,
+    [
+      `import { createPool, runTask } from ${JSON.stringify(new URL('../src/pool.ts', import.meta.url).pathname)};`,
+      'const pool = createPool({ workers: 1 });',
+      "const r = await runTask<{ pong: boolean }>(pool, 'ping', {});",
+      'await pool.destroy();',
+      'console.log(JSON.stringify(r.pong));',
+    ].join('\n'),
+  );
+  const out = execFileSync(process.execPath, ['--max-old-space-size=200', '--import', 'tsx', script], { encoding: 'utf8' });
+  t.equal(out.trim(), 'true', 'ping answered by a worker of a heap-limited process');
 });
