@@ -63,7 +63,8 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
   const mode = opts.mode === 'dist' || opts.mode === 'tsx' ? opts.mode : existsSync(distMain) ? 'dist' : 'tsx';
   const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-'));
   const masterKey = opts.reuse?.masterKey ?? `ssm_${randomBytes(24).toString('base64url')}`;
-  const logFile = path.join(dataDir, 'server.log');
+  // One log per start: a restart on the same data dir must not find the previous "listening" line.
+  const logFile = path.join(dataDir, `server-${Date.now()}.log`);
   const clean: NodeJS.ProcessEnv = {};
   // The server rejects unknown SITESIFT_* variables; pass none of the caller's.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') clean[k] = v;

@@ -107,6 +107,42 @@ function vocabularyOf(seg: LiveSegment): Vocabulary {
   return v;
 }
 
+const stemCache = new WeakMap<object, Map<string, string[]>>();
+const sortedTerms = new WeakMap<object, string[]>();
+
+/** Words of one segment sharing `stem`, cached per segment (visitors repeat words). */
+function termsWithStem(seg: LiveSegment, stem: string): string[] {
+  let cache = stemCache.get(seg.reader);
+  if (!cache) stemCache.set(seg.reader, (cache = new Map()));
+  let r = cache.get(stem);
+  if (!r) {
+    r = seg.reader.termsWithStem(stem);
+    if (cache.size >= FUZZY_CACHE_SIZE) cache.clear();
+    cache.set(stem, r);
+  }
+  return r;
+}
+
+/**
+ * The first `limit` words of one segment starting with `prefix`, in code-unit order: a binary
+ * search over the segment's vocabulary held in memory (loaded once for typo matching anyway)
+ * instead of an SQLite range query per keystroke.
+ */
+export function termsWithPrefix(seg: LiveSegment, prefix: string, limit: number): string[] {
+  let terms = sortedTerms.get(seg.reader);
+  if (!terms) sortedTerms.set(seg.reader, (terms = [...seg.reader.terms()].sort()));
+  let lo = 0;
+  let hi = terms.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (terms[m]! < prefix) lo = m + 1;
+    else hi = m;
+  }
+  const out: string[] = [];
+  for (let i = lo; i < terms.length && out.length < limit && terms[i]!.startsWith(prefix); i++) out.push(terms[i]!);
+  return out;
+}
+
 export function groupName(g: string): string {
   return g === '' ? '_' : g;
 }
@@ -132,15 +168,15 @@ function expand(
   if (q.exactOnly) return alts;
   if (q.joinNext) for (const s of segs) if (s.reader.hasTerm(q.joinNext)) { add(q.joinNext, 'stem', 0, KIND_WEIGHT.stem); break; }
   const st = stemWord(w, settings.language);
-  for (const s of segs) for (const t of s.reader.termsWithStem(st)) if (t !== w) add(t, 'stem', 0);
+  for (const s of segs) for (const t of termsWithStem(s, st)) if (t !== w) add(t, 'stem', 0);
   for (const syn of synonymsOf(w, settings)) {
     for (const s of segs) if (s.reader.hasTerm(syn)) { add(syn, 'synonym', 0); break; }
     const sst = stemWord(syn, settings.language);
-    for (const s of segs) for (const t of s.reader.termsWithStem(sst)) add(t, 'synonym', 0, KIND_WEIGHT.synonym * 0.95);
+    for (const s of segs) for (const t of termsWithStem(s, sst)) add(t, 'synonym', 0, KIND_WEIGHT.synonym * 0.95);
   }
   if (q.prefix && allowPrefix) {
     for (const s of segs) {
-      for (const t of s.reader.termsWithPrefix(w, MAX_PREFIX_EXPANSIONS)) {
+      for (const t of termsWithPrefix(s, w, MAX_PREFIX_EXPANSIONS)) {
         // Closer completions are likelier what the visitor is typing.
         if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
       }
@@ -150,7 +186,7 @@ function expand(
   if (q.compound) {
     const c = q.compound;
     for (const s of segs) if (s.reader.hasTerm(c)) { add(c, 'exact', 0); break; }
-    if (q.prefix && allowPrefix) for (const s of segs) for (const t of s.reader.termsWithPrefix(c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
+    if (q.prefix && allowPrefix) for (const s of segs) for (const t of termsWithPrefix(s, c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
     const cb = typoBudget([...c].length, tolerance);
     if (cb > 0) for (const s of segs) for (const m of fuzzyIn(s, c, cb, false)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
   }
@@ -432,7 +468,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     const out = new Set<number>();
     const seg = snap.segments[si]!;
     for (const w of parsed.excludes) {
-      const forms = new Set([w, ...seg.reader.termsWithStem(stemWord(w, settings.language))]);
+      const forms = new Set([w, ...termsWithStem(seg, stemWord(w, settings.language))]);
       for (const t of forms) {
         const p = seg.reader.postings(t);
         if (p) for (const id of p.ids) out.add(id);

@@ -60,8 +60,9 @@ export class ThreadSearchExecutor implements SearchExecutor {
     return (await this.pool.run({ task: 'search', snapshot: snapshotSpec(snap, id), settings, params })) as RemoteSearchResult;
   }
 
+  /** Lets searches already queued finish (their pins are released by their requests), then stops. */
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await this.pool.close();
   }
 }
 

@@ -4,6 +4,7 @@
  * and renders results. Routes only validate parameters and call {@link search}.
  */
 import type { IndexSnapshot } from '../index/contract.js';
+import type { ResultCard } from '../index/segment.js';
 import type { DataPoint, ResultMapping, Settings } from '../types.js';
 import { compilePattern } from '../crawl/patterns.js';
 import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';
@@ -96,6 +97,27 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
   return null;
 }
 
+/** Result cards kept per segment reader (top results repeat across queries). */
+const CARD_CACHE_SIZE = 512;
+const cardCache = new WeakMap<object, Map<string, ResultCard>>();
+
+/** The stored fields of a hit, from a small per-segment LRU in front of the SQLite read. */
+function cardOf(h: Hit, withContent: boolean): ResultCard {
+  let cache = cardCache.get(h.seg.reader);
+  if (!cache) cardCache.set(h.seg.reader, (cache = new Map()));
+  const key = (withContent ? 'c' : 'n') + h.id;
+  let card = cache.get(key);
+  if (card) {
+    cache.delete(key);
+    cache.set(key, card);
+    return card;
+  }
+  card = h.seg.reader.card(h.id, withContent);
+  cache.set(key, card);
+  if (cache.size > CARD_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  return card;
+}
+
 /**
  * Runs one search over a pinned snapshot (the caller acquires and releases it).
  * `cacheOwner` keys per-project caches (the ProjectIndex object).
@@ -160,7 +182,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   for (const g of Object.keys(perGroup)) if (perGroup[g]! <= 0) delete perGroup[g];
 
   const render = (h: Hit): SearchResult => {
-    const e = h.seg.reader.card(h.id, p.includeContent);
+    const e = cardOf(h, p.includeContent);
     const r: SearchResult = {
       name: p.highlightQueryTerms ? highlight(e.title, res.matched) : e.title,
       image: e.imageUrl ? e.imageUrl : null,
