@@ -1,11 +1,19 @@
 /**
- * One guarded HTTP fetch with manual redirects, a timeout, a streamed size cap and content
- * decoding (undici's global fetch decodes gzip/deflate/br itself). Runs in the pool worker
- * (workers/fetch-extract.ts) and on the main thread for robots.txt.
+ * One guarded HTTP fetch with manual redirects, a timeout, a size cap and content decoding
+ * (gzip, deflate, br). Runs in the pool worker (workers/fetch-extract.ts) and on the main
+ * thread for robots.txt.
+ *
+ * Built on `node:http`/`node:https` with keep-alive agents rather than the global `fetch`
+ * (undici): for the small pages of a crawl, the WHATWG fetch machinery (streams, Request and
+ * Response objects, header guards) cost about 1.3 ms of CPU per request against 0.5 ms, more
+ * than parsing the page.
  *
  * Every hop is checked by the address guard before it is requested, so a redirect to a private
  * address is refused like a direct one.
  */
+import http from 'node:http';
+import https from 'node:https';
+import zlib from 'node:zlib';
 import { checkTarget, type Resolver } from './address-guard.js';
 
 /** Crawl-level outcome codes of SPEC §4 that a fetch can produce. */
@@ -69,29 +77,89 @@ export type FetchOutcome = FetchedResponse | FetchFailure;
 
 class TooLarge extends Error {}
 
-async function readCapped(res: Response, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes && !res.headers.get('content-encoding')) {
-    await res.body?.cancel().catch(() => {});
-    throw new TooLarge();
+// One keep-alive agent per protocol and thread: a crawl sends hundreds of requests to a host.
+const AGENTS = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+
+/** Sends a GET; resolves with the response head (the body is still to be read or dropped). */
+function send(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const lib = url.protocol === 'https:' ? https : http;
+    const req = lib.request(url, { method: 'GET', headers, agent: AGENTS[url.protocol as 'http:' | 'https:'], signal }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Header values as strings (repeated headers joined with ", ", as fetch's Headers does). */
+function headerMap(res: http.IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  if (!res.body) return Buffer.alloc(0);
-  const reader = res.body.getReader();
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for (;;) {
-    if (signal.aborted) throw signal.reason ?? new Error('aborted');
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    // Count decoded bytes: a small gzip body can expand past the cap (zip bomb).
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new TooLarge();
+  return out;
+}
+
+/** Reads the raw (still encoded) body; at most `maxBytes`, else {@link TooLarge}. */
+function readRaw(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let settled = false;
+    const settle = (err: Error | null, body?: Buffer): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (err) {
+        res.destroy();
+        reject(err);
+      } else resolve(body!);
+    };
+    const onAbort = (): void => settle(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > maxBytes) return settle(new TooLarge());
+      chunks.push(chunk);
+    });
+    res.on('end', () => settle(null, Buffer.concat(chunks, total)));
+    res.on('error', (err) => settle(err));
+    res.on('close', () => settle(new Error('the connection closed before the body ended')));
+  });
+}
+
+/**
+ * Undoes `Content-Encoding` (last applied first). Decoded bytes are capped at `maxBytes`, so a
+ * small gzip body that expands past the cap (a zip bomb) stops at the cap. Unknown codings are
+ * passed through.
+ */
+function decodeBody(raw: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
+  if (!contentEncoding) return raw;
+  const opts = { maxOutputLength: maxBytes + 1 };
+  let body = raw;
+  try {
+    for (const coding of contentEncoding.toLowerCase().split(',').map((c) => c.trim()).reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') body = zlib.gunzipSync(body, { ...opts, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      else if (coding === 'br') body = zlib.brotliDecompressSync(body, opts);
+      else if (coding === 'deflate') {
+        // "deflate" is meant to be zlib-wrapped, but some servers send raw deflate.
+        try {
+          body = zlib.inflateSync(body, opts);
+        } catch (err) {
+          if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw err;
+          body = zlib.inflateRawSync(body, opts);
+        }
+      }
     }
-    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new TooLarge();
+    throw new Error(`could not decode the ${contentEncoding} body: ${(err as Error).message}`);
   }
-  return Buffer.concat(chunks, total);
+  if (body.length > maxBytes) throw new TooLarge();
+  return body;
 }
 
 /** The 810 outcome of a timeout or network error (retried with backoff). */
@@ -125,36 +193,35 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
   const controller = new AbortController();
   // One budget for the whole chain: a slow redirect chain must not multiply the timeout.
   const timer = setTimeout(() => controller.abort(new Error(`timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
+  const headers: Record<string, string> = {
+    'user-agent': opts.userAgent,
+    accept: 'text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.8',
+    'accept-encoding': 'gzip, deflate, br',
+    ...opts.headers,
+  };
   try {
     for (;;) {
       const verdict = await checkTarget(url, opts.resolver, opts.allowPrivate);
       if (!verdict.ok) return { kind: 'failure', url, status: 807, message: verdict.message, hops, retryable: false };
       seen.add(url);
-      let res: Response;
+      let res: http.IncomingMessage;
       try {
-        res = await fetch(url, {
-          redirect: 'manual',
-          signal: controller.signal,
-          headers: {
-            'user-agent': opts.userAgent,
-            accept: 'text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.8',
-            'accept-encoding': 'gzip, deflate, br',
-            ...opts.headers,
-          },
-        });
+        res = await send(new URL(url), headers, controller.signal);
       } catch (err) {
         return networkFailure(url, err, controller.signal.aborted, opts.timeoutMs, hops);
       }
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel().catch(() => {});
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (status >= 300 && status < 400 && location) {
+        // Drain the body so the keep-alive socket can serve the next request.
+        res.resume();
         let next: string;
         try {
           next = new URL(location, url).toString().replace(/#.*$/, '');
         } catch {
           return { kind: 'failure', url, status: 810, message: `Invalid redirect location ${location}`, hops, retryable: false };
         }
-        hops.push({ url, status: res.status, location: next });
+        hops.push({ url, status, location: next });
         if (seen.has(next)) {
           return { kind: 'failure', url: startUrl, status: 810, message: `Redirect loop at ${next}`, hops, retryable: false };
         }
@@ -167,18 +234,22 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
         url = next;
         continue;
       }
-      const headers: Record<string, string> = {};
-      res.headers.forEach((v, k) => (headers[k] = v));
+      const resHeaders = headerMap(res);
       let body: Buffer;
       try {
-        body = await readCapped(res, opts.maxBytes, controller.signal);
+        const declared = Number(resHeaders['content-length']);
+        if (Number.isFinite(declared) && declared > opts.maxBytes && !resHeaders['content-encoding']) {
+          res.destroy();
+          throw new TooLarge();
+        }
+        body = decodeBody(await readRaw(res, opts.maxBytes, controller.signal), resHeaders['content-encoding'], opts.maxBytes);
       } catch (err) {
         if (err instanceof TooLarge) {
           return { kind: 'failure', url, status: 808, message: `Response larger than ${opts.maxBytes} bytes`, hops, retryable: false };
         }
         return networkFailure(url, err, controller.signal.aborted, opts.timeoutMs, hops);
       }
-      return { kind: 'response', url, status: res.status, headers, body, hops };
+      return { kind: 'response', url, status, headers: resHeaders, body, hops };
     }
   } finally {
     clearTimeout(timer);

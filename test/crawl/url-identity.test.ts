@@ -9,7 +9,8 @@ import { startTestServer, api } from '../helpers/server.js';
 import { startSiteServer } from './helpers/site-server.js';
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+  // Bounded polling (the machine may be busy): up to a minute.
+  for (let i = 0; i < 2400; i++) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 25));
   }
