@@ -109,8 +109,9 @@ export function register(router: Router, services: Services): void {
     const snap = index.acquire();
     let answer;
     try {
-      // Cached per (index, generation, settings, parameters): equal to the general search.
-      answer = suggestCache.get(snap, settings, params, index);
+      // Cached per (index, generation, settings, parameters): equal to the general search; a
+      // miss searches on the search threads (the pinned snapshot stays pinned until it is done).
+      answer = await suggestCache.getAsync(snap, settings, params, index, (sp) => services.searcher.run(index, snap, settings, sp));
     } finally {
       snap.release();
     }

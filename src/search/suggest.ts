@@ -23,7 +23,7 @@
 import type { IndexSnapshot } from '../index/contract.js';
 import type { Settings } from '../types.js';
 import type { ActiveFilter } from './filters.js';
-import { search, type SearchResult } from './service.js';
+import { search, type SearchParams, type SearchResponse, type SearchResult } from './service.js';
 
 /** Suggest's own parameters (validated by the route). */
 export interface SuggestParams {
@@ -52,34 +52,30 @@ export interface SuggestPage {
 /** Snippet length of suggested results with `includeContent=true` (shorter than search's 240). */
 export const SUGGEST_SNIPPET_SIZE = 120;
 
-/**
- * The general search for suggest parameters, uncached: the reference the cache must equal
- * (tests compare the two).
- */
-export function computeSuggestPage(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestPage {
-  const body = search(
-    snap,
-    settings,
-    {
-      query: p.query,
-      filters: p.filters,
-      filterOptions: false,
-      sort: null,
-      sortOrder: 'ASC',
-      offset: 0,
-      limit: p.limit,
-      includeContent: p.includeContent,
-      highlightQueryTerms: p.highlightQueryTerms,
-      includeContentGroups: p.includeContentGroups,
-      excludeContentGroups: p.excludeContentGroups,
-      groupResults: p.groupResults,
-      // Suggest counts `limit` per content group when grouping (SPEC §6).
-      limitPerGroup: p.groupResults,
-      typoTolerance: settings.suggest.typoTolerance,
-      snippetSize: SUGGEST_SNIPPET_SIZE,
-    },
-    cacheOwner,
-  );
+/** The general search's parameters for a suggest request (SPEC §6). */
+export function suggestSearchParams(settings: Settings, p: SuggestParams): SearchParams {
+  return {
+    query: p.query,
+    filters: p.filters,
+    filterOptions: false,
+    sort: null,
+    sortOrder: 'ASC',
+    offset: 0,
+    limit: p.limit,
+    includeContent: p.includeContent,
+    highlightQueryTerms: p.highlightQueryTerms,
+    includeContentGroups: p.includeContentGroups,
+    excludeContentGroups: p.excludeContentGroups,
+    groupResults: p.groupResults,
+    // Suggest counts `limit` per content group when grouping (SPEC §6).
+    limitPerGroup: p.groupResults,
+    typoTolerance: settings.suggest.typoTolerance,
+    snippetSize: SUGGEST_SNIPPET_SIZE,
+  };
+}
+
+/** The suggest page of a search answer (as an object, or parsed from a search thread's JSON): deep-frozen. */
+export function pageOf(body: Pick<SearchResponse, 'suggests' | 'totalResults' | 'totalResultsPerContentGroup' | 'redirect'>): SuggestPage {
   // Custom results render as suggestions through `suggestionHtml`.
   for (const list of Object.values(body.suggests)) {
     for (const r of list as SuggestResult[]) if (r.type === 'custom') r.suggestionHtml = r.html;
@@ -92,6 +88,20 @@ export function computeSuggestPage(snap: IndexSnapshot, settings: Settings, p: S
   };
   return deepFreeze(page);
 }
+
+/**
+ * The general search for suggest parameters on this thread, uncached: the reference the cache
+ * must equal (tests compare the two).
+ */
+export function computeSuggestPage(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestPage {
+  return pageOf(search(snap, settings, suggestSearchParams(settings, p), cacheOwner));
+}
+
+/**
+ * Runs the general search somewhere else (the search threads) and answers its response JSON:
+ * `services.searcher.run(owner, snap, settings, params)` fits.
+ */
+export type RunSearch = (params: SearchParams) => Promise<{ json: string }>;
 
 /**
  * A suggest answer ready to send: the frozen page and its JSON, serialised once (a cache hit
@@ -127,6 +137,7 @@ export function suggestBody(query: string, answer: SuggestAnswer, querySuggestio
 export interface SuggestCacheStats {
   hits: number;
   misses: number;
+  shared: number;
   size: number;
 }
 
@@ -136,10 +147,13 @@ export interface SuggestCacheStats {
  */
 export class SuggestCache {
   private readonly entries = new Map<string, SuggestAnswer>();
+  private readonly inflight = new Map<string, Promise<SuggestAnswer>>();
   private readonly ids = new WeakMap<object, number>();
   private nextId = 1;
   hits = 0;
   misses = 0;
+  /** Misses answered by a search another request had already started ({@link getAsync}). */
+  shared = 0;
 
   /** @param maxEntries at most this many answers (≈ 0.5–3 KB each); 0 disables the cache. */
   constructor(readonly maxEntries = 8192) {}
@@ -152,15 +166,50 @@ export class SuggestCache {
   get(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestAnswer {
     if (this.maxEntries <= 0) return answerOf(computeSuggestPage(snap, settings, p, cacheOwner));
     const key = this.keyOf(snap, settings, p, cacheOwner);
+    const cached = this.lookup(key);
+    if (cached) return cached;
+    this.misses++;
+    return this.store(key, answerOf(computeSuggestPage(snap, settings, p, cacheOwner)));
+  }
+
+  /**
+   * Like {@link get}, but a miss runs the search through `run` (the search threads), so a
+   * search that misses never blocks the main thread, which meanwhile keeps answering hits.
+   * Concurrent misses of one key share one search. `snap` must stay pinned until this settles.
+   */
+  async getAsync(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object, run: RunSearch): Promise<SuggestAnswer> {
+    const params = suggestSearchParams(settings, p);
+    const compute = async () => answerOf(pageOf(JSON.parse((await run(params)).json) as SearchResponse));
+    if (this.maxEntries <= 0) return compute();
+    const key = this.keyOf(snap, settings, p, cacheOwner);
+    const cached = this.lookup(key);
+    if (cached) return cached;
+    const pending = this.inflight.get(key);
+    if (pending) {
+      this.shared++;
+      return pending;
+    }
+    this.misses++;
+    const promise = compute();
+    this.inflight.set(key, promise);
+    try {
+      return this.store(key, await promise);
+    } finally {
+      this.inflight.delete(key);
+    }
+  }
+
+  private lookup(key: string): SuggestAnswer | undefined {
     const cached = this.entries.get(key);
     if (cached) {
       this.hits++;
       this.entries.delete(key);
       this.entries.set(key, cached);
-      return cached;
     }
-    this.misses++;
-    const answer = answerOf(computeSuggestPage(snap, settings, p, cacheOwner));
+    return cached;
+  }
+
+  private store(key: string, answer: SuggestAnswer): SuggestAnswer {
     this.entries.set(key, answer);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     return answer;
@@ -172,7 +221,7 @@ export class SuggestCache {
   }
 
   stats(): SuggestCacheStats {
-    return { hits: this.hits, misses: this.misses, size: this.entries.size };
+    return { hits: this.hits, misses: this.misses, shared: this.shared, size: this.entries.size };
   }
 
   private idOf(o: object): number {

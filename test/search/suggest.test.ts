@@ -1,5 +1,6 @@
 import t from 'tap';
-import { answerOf, computeSuggestPage, suggestBody, SuggestCache, SUGGEST_SNIPPET_SIZE, type SuggestParams } from '../../src/search/suggest.js';
+import { answerOf, computeSuggestPage, suggestBody, SuggestCache, SUGGEST_SNIPPET_SIZE, type RunSearch, type SuggestParams } from '../../src/search/suggest.js';
+import type { SearchParams } from '../../src/search/service.js';
 import { search } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -100,7 +101,7 @@ t.test('a cached answer equals the uncached general search, on the first and eve
     }
   }
   const n = queries.length * VARIANTS.length;
-  t.same(cache.stats(), { hits: 2 * n, misses: n, size: n }, 'every later call was a hit');
+  t.same(cache.stats(), { hits: 2 * n, misses: n, shared: 0, size: n }, 'every later call was a hit');
   const promo = cache.get(snap, settings, params('promo'), owner).page;
   t.equal(promo.suggests._![0]!.suggestionHtml, '<b>Promo</b>', 'custom result carries suggestionHtml');
   t.equal(cache.get(snap, settings, params('home'), owner).page.redirect, 'https://s.test/');
@@ -167,7 +168,7 @@ t.test('the cache is bounded (LRU) and can be disabled', async (t) => {
 
   const off = new SuggestCache(0);
   t.same(off.get(snap, settings, params('cre'), owner).page, computeSuggestPage(snap, settings, params('cre'), owner));
-  t.same(off.stats(), { hits: 0, misses: 0, size: 0 }, 'maxEntries 0 stores nothing');
+  t.same(off.stats(), { hits: 0, misses: 0, shared: 0, size: 0 }, 'maxEntries 0 stores nothing');
 });
 
 t.test('the response text equals JSON.stringify of the response object', async (t) => {
@@ -189,4 +190,55 @@ t.test('the response text equals JSON.stringify of the response object', async (
     });
     t.equal(suggestBody(q, answerOf(page), qs), expected, JSON.stringify(q));
   }
+});
+
+t.test('getAsync: a miss searches elsewhere (as JSON, like the search threads); hits, shared misses, failures', async (t) => {
+  const snap = snapshotOf([docs.slice(0, 4), docs.slice(4)]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith({
+    resultMappings: [{ trigger: { type: 'equals', value: 'promo' }, action: { type: 'custom', html: '<b>Promo</b>', position: 1 } }],
+  });
+  const owner = {};
+  const cache = new SuggestCache();
+  const calls: SearchParams[] = [];
+  // What a search thread does: the general search, answered as JSON text.
+  const run: RunSearch = async (params) => {
+    calls.push(params);
+    await new Promise((r) => setImmediate(r));
+    return { json: JSON.stringify(search(snap, settings, params, owner)) };
+  };
+  for (const q of [...QUERIES, 'promo']) {
+    for (const v of VARIANTS) {
+      const p = params(q, v);
+      const label = `${JSON.stringify(q)} ${JSON.stringify(v)}`;
+      const fresh = computeSuggestPage(snap, settings, p, owner);
+      const first = await cache.getAsync(snap, settings, p, owner, run);
+      t.same(first.page, JSON.parse(JSON.stringify(fresh)), `miss ${label}`);
+      t.equal(first.json, answerOf(fresh).json, `same JSON ${label}`);
+      t.equal(await cache.getAsync(snap, settings, p, owner, run), first, `hit ${label}`);
+    }
+  }
+  const n = (QUERIES.length + 1) * VARIANTS.length;
+  t.equal(calls.length, n, 'one search per distinct request');
+  t.equal(calls[0]!.limitPerGroup, true, 'suggest parameters: limit per group when grouping');
+  t.equal(calls[0]!.snippetSize, SUGGEST_SNIPPET_SIZE);
+  const promo = (await cache.getAsync(snap, settings, params('promo'), owner, run)).page;
+  t.equal(promo.suggests._![0]!.suggestionHtml, '<b>Promo</b>', 'custom result from JSON carries suggestionHtml');
+
+  // Concurrent misses of one key: one search.
+  calls.length = 0;
+  const same = await Promise.all([1, 2, 3].map(() => cache.getAsync(snap, settings, params('tabl'), owner, run)));
+  t.equal(calls.length, 1, 'three concurrent requests, one search');
+  t.ok(same.every((a) => a === same[0]));
+  t.equal(cache.stats().shared, 2);
+
+  // A failed search is not cached; the next request searches again.
+  let fail = true;
+  const flaky: RunSearch = async (p) => {
+    if (fail) throw new Error('search thread pool overloaded');
+    return run(p);
+  };
+  await t.rejects(cache.getAsync(snap, settings, params('vacu'), owner, flaky), /overloaded/);
+  fail = false;
+  t.equal((await cache.getAsync(snap, settings, params('vacu'), owner, flaky)).page.totalResults, 1, 'searched again after the failure');
 });
