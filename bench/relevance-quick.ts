@@ -2,7 +2,7 @@
 import { runQuery } from '../src/search/engine.js';
 import { snapshotOf } from '../test/helpers/snapshot.js';
 import { makeDoc } from '../test/helpers/docs.js';
-import { loadPgDocs, loadPgQueries, loadCranfield, knownItemScores, ndcgAt10, PG_BASE } from './lib/corpus.js';
+import { loadPgDocs, loadPgQueries, loadCranfield, knownItemScores, ndcgAt10, PG_BASE, CRAN_DEPTH } from './lib/corpus.js';
 import type { SearchSettings } from '../src/types.js';
 
 const settings: SearchSettings = {
@@ -36,14 +36,17 @@ if (!process.env.NOCRAN) {
   const cran = loadCranfield();
   const cs = snapshotOf([cran.docs.map((d) => makeDoc('https://cran.test/' + d.id, d.title, d.content))]);
   let nd = 0;
+  let ndJudged = 0;
   let n = 0;
   for (const q of cran.queries) {
     const rel = cran.qrels.get(q.id);
     if (!rel) continue;
     const r = runQuery(cs, settings, { ...req(q.text), prefix: false } as never);
-    nd += ndcgAt10(r.hits.slice(0, 10).map((h) => h.url.slice('https://cran.test/'.length)), rel);
+    const ranked = r.hits.slice(0, CRAN_DEPTH).map((h) => h.url.slice('https://cran.test/'.length));
+    nd += ndcgAt10(ranked, rel);
+    ndJudged += ndcgAt10(ranked, rel, 'judged');
     n++;
   }
-  console.log('cranfield nDCG@10', (nd / n).toFixed(3), 'queries', n);
+  console.log('cranfield nDCG@10', (nd / n).toFixed(3), '(ideal over all judged:', (ndJudged / n).toFixed(3) + ')', 'queries', n);
   cs.cleanup();
 }
