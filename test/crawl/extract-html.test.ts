@@ -16,6 +16,19 @@ t.test('stripSectionNumber', async (t) => {
   t.same(x.headings, ['Intro', 'Setup'], 'numbered headings stripped and de-duplicated');
 });
 
+t.test('an h1 that repeats the title is not a heading; other h1s and title-like h2s are', async (t) => {
+  const part = extractHtml('<title>Part VII. Internals</title><body><h1>Part VII. Internals</h1><h2>52.1. The Path of a Query</h2></body>', 'http://x/', null);
+  t.equal(part.title, 'Part VII. Internals');
+  t.same(part.headings, ['The Path of a Query'], 'the h1 is the title');
+  const other = extractHtml('<title>Anchors | Boats</title><body><h1>Anchor types</h1><h2>Plough</h2></body>', 'http://x/', null);
+  t.same(other.headings, ['Anchor types', 'Plough'], 'an h1 with other words is a heading');
+  const section = extractHtml('<title>36.17. Internals</title><body><h2>36.17. Internals</h2><h3>Details</h3></body>', 'http://x/', null);
+  t.same(section.headings, ['Internals', 'Details'], 'only an h1 counts as the title');
+  const untitled = extractHtml('<body><h1>Only heading</h1><p>text</p></body>', 'http://x/', null);
+  t.equal(untitled.title, 'Only heading', 'no <title>: the h1 is the title');
+  t.same(untitled.headings, [], 'and therefore not a heading');
+});
+
 t.test('header and attribute parsers', async (t) => {
   t.same(parseXRobotsTag('noindex'), { noindex: true, nofollow: false });
   t.same(parseXRobotsTag('none'), { noindex: true, nofollow: true });

@@ -83,9 +83,9 @@ const HEADING_TAGS = new Set(['h1', 'h2', 'h3']);
  * of its h1–h3 headings in document order, skipping excluded elements below the roots. One walk,
  * no DOM changes (removing excluded elements first cost a selector match over every element).
  */
-function regionText(roots: AnyNode[], excluded: (el: Element) => boolean): { content: string; headings: string[] } {
+function regionText(roots: AnyNode[], excluded: (el: Element) => boolean): { content: string; headings: Array<{ tag: string; text: string }> } {
   const out: string[] = [];
-  const headings: string[] = [];
+  const headings: Array<{ tag: string; text: string }> = [];
   // Text parts of the headings being walked (a heading inside a heading is rare but legal).
   const open: string[][] = [];
   const walk = (n: AnyNode, isRoot: boolean): void => {
@@ -100,13 +100,13 @@ function regionText(roots: AnyNode[], excluded: (el: Element) => boolean): { con
       const heading = !isRoot && HEADING_TAGS.has(el.name);
       let slot = -1;
       if (heading) {
-        slot = headings.push('') - 1;
+        slot = headings.push({ tag: el.name, text: '' }) - 1;
         open.push([]);
       }
       if (block) out.push('\n');
       for (const c of el.children) walk(c, false);
       if (block) out.push('\n');
-      if (heading) headings[slot] = open.pop()!.join('');
+      if (heading) headings[slot]!.text = open.pop()!.join('');
     } else if (n.type === 'root' || n.type === 'cdata') {
       // script/style elements (their own node types) and comments are never text.
       for (const c of (n as unknown as { children: AnyNode[] }).children) walk(c, false);
@@ -512,7 +512,18 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
   const text = regionText(roots, excluded);
   const content = text.content;
   // Section numbers ("F.1.", "Chapter 5.", "Part III.") are navigation, not words anyone searches for.
-  const headings = [...new Set(text.headings.map((h) => stripSectionNumber(collapse(h))).filter(Boolean))];
+  // An h1 that repeats the title is the title, not a section: counted again as a heading it
+  // would boost the title words of pages that happen to use an h1 for it over pages that use
+  // an h2 (and JSON clients do not send their title as a heading either).
+  const titleKey = stripSectionNumber(title);
+  const headings = [
+    ...new Set(
+      text.headings
+        .map((h) => ({ tag: h.tag, text: stripSectionNumber(collapse(h.text)) }))
+        .filter((h) => h.text && !(h.tag === 'h1' && h.text === titleKey))
+        .map((h) => h.text),
+    ),
+  ];
 
   return {
     title,
