@@ -41,6 +41,28 @@ import { WriteLog } from './write-log.js';
 
 const F = FIELDS.length;
 
+/** A flush is split into parallel builds only when each part gets at least this many upserts. */
+export const MIN_PART_DOCS = 500;
+
+/** Splits seq-ordered upserts into `parts` (≥ 1) contiguous runs of about equal text size. */
+function splitBySize<T extends { bytes: number }>(items: T[], parts: number): T[][] {
+  if (parts <= 1 || items.length === 0) return [items];
+  const total = items.reduce((a, u) => a + u.bytes, 0);
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let acc = 0;
+  for (const u of items) {
+    cur.push(u);
+    acc += u.bytes;
+    if (out.length < parts - 1 && acc >= (total * (out.length + 1)) / parts) {
+      out.push(cur);
+      cur = [];
+    }
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
 /** Segment count up to which policy merges yield to segment builds that are behind. */
 export const MAX_SEGMENTS_DEFERRING_MERGES = 48;
 
@@ -76,6 +98,12 @@ export interface SegmentStoreOptions {
    * text it indexes, and a few huge pages must not build as one segment.
    */
   maxBufferedBytes?: number;
+  /**
+   * A flush of at least 2 × {@link MIN_PART_DOCS} upserts is built as up to this many segments
+   * in parallel pool tasks, published by one commit (default 2: the pool's default thread
+   * count on a 2-core machine).
+   */
+  parallelBuilds?: number;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
   pauseIn?: PausePoint;
 }
@@ -203,6 +231,7 @@ export class SegmentStore implements ProjectIndex {
   private readonly pauseIn: PausePoint | undefined;
   private readonly maxBufferedDocs: number;
   private readonly maxBufferedBytes: number;
+  private readonly parallelBuilds: number;
   private wal!: WriteLog;
 
   private gen!: Generation;
@@ -241,6 +270,7 @@ export class SegmentStore implements ProjectIndex {
     this.pauseIn = opts.pauseIn;
     this.maxBufferedDocs = opts.maxBufferedDocs ?? 5_000;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
+    this.parallelBuilds = Math.max(1, opts.parallelBuilds ?? 2);
   }
 
   /**
@@ -655,29 +685,43 @@ export class SegmentStore implements ProjectIndex {
     this.building = batch;
     this.wal.rotate();
     // The worker reads the upserts from the write log by seq; only seqs cross threads.
-    const upserts: Array<{ seq: number; firstAt: number }> = [];
+    const upserts: Array<{ seq: number; firstAt: number; bytes: number }> = [];
     const deletes: SegmentDelete[] = [];
     for (const p of batch.values()) {
-      if (p.op === 'upsert') upserts.push({ seq: p.seq, firstAt: p.firstAt });
+      if (p.op === 'upsert') upserts.push({ seq: p.seq, firstAt: p.firstAt, bytes: p.bytes });
       // A delete marker is only needed while some published row of the URL exists.
       else if ((this.published.get(p.url)?.docId ?? -1) >= 0) deletes.push({ seq: p.seq, at: p.at, url: p.url });
     }
     upserts.sort((a, b) => a.seq - b.seq);
+    const built: SegState[] = [];
     try {
-      let state: SegState | null = null;
       if (upserts.length > 0 || deletes.length > 0) {
-        const id = `${String(upTo).padStart(12, '0')}-${randomBytes(4).toString('hex')}`;
-        const task: Omit<BuildSegmentTask, 'path' | 'defaultLanguage' | 'pauseIn'> = {
-          task: 'build-segment',
-          logFiles: this.wal.filePaths(),
-          seqs: upserts.map((u) => u.seq),
-          firstAts: upserts.map((u) => u.firstAt),
-          deletes,
-        };
-        state = await this.buildAndSeal(id, task);
+        const logFiles = this.wal.filePaths();
+        // A bulk flush is built as several segments at once (URLs are unique in the buffer, so
+        // the parts are disjoint) and published by one commit: a build is the ingest
+        // bottleneck, and the pool has a thread per core.
+        const parts = splitBySize(upserts, Math.min(this.parallelBuilds, Math.floor(upserts.length / MIN_PART_DOCS)));
+        const results = await Promise.allSettled(
+          parts.map((part, k) => {
+            const id = `${String(upTo).padStart(12, '0')}-${randomBytes(4).toString('hex')}`;
+            const task: Omit<BuildSegmentTask, 'path' | 'defaultLanguage' | 'pauseIn'> = {
+              task: 'build-segment',
+              logFiles,
+              seqs: part.map((u) => u.seq),
+              firstAts: part.map((u) => u.firstAt),
+              deletes: k === 0 ? deletes : [],
+            };
+            return this.buildAndSeal(id, task);
+          }),
+        );
+        for (const r of results) if (r.status === 'fulfilled') built.push(r.value);
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
       }
-      this.commit(state, [], upTo);
+      this.commit(built, [], upTo);
     } catch (err) {
+      // Built but not published (another part or the commit failed): close and delete.
+      for (const st of built) if (st.genRefs === 0) this.discard(st);
       // Nothing was published: give the ops back to the buffer (newer buffered ops win).
       const merged = new Map(batch);
       let bytes = batchBytes;
@@ -702,6 +746,13 @@ export class SegmentStore implements ProjectIndex {
     for (const w of done) w.resolve();
     this.wal.deleteCovered(this.committedSeq);
     this.scheduleRefresh();
+  }
+
+  /** Forgets a segment that was built and opened but never published, and deletes its file. */
+  private discard(st: SegState): void {
+    this.states.delete(st.id);
+    st.reader.close();
+    if (!this.closed) fs.rmSync(st.path, { force: true });
   }
 
   /**
@@ -750,7 +801,7 @@ export class SegmentStore implements ProjectIndex {
    * written, and only then is in-memory state changed, so a failed manifest write changes
    * nothing.
    */
-  private commit(added: SegState | null, removed: SegState[], committedSeq: number): void {
+  private commit(added: SegState[], removed: SegState[], committedSeq: number): void {
     const prev = this.gen;
     const removedSet = new Set(removed);
     const views = new Map<SegState, SegView>();
@@ -774,31 +825,41 @@ export class SegmentStore implements ProjectIndex {
       }
     };
     const changes: Array<[string, Winner | null]> = [];
-    if (added) {
-      const n = added.urls.length;
-      const view: SegView = { state: added, dead: new Uint8Array(n), liveRows: 0, liveCount: 0, liveLengths: [] };
-      views.set(added, view);
-      copied.add(added);
+    // Winners decided in this commit (several added segments of one flush see each other's).
+    const decided = new Map<string, Winner>();
+    for (const seg of added) {
+      const n = seg.urls.length;
+      const view: SegView = { state: seg, dead: new Uint8Array(n), liveRows: 0, liveCount: 0, liveLengths: [] };
+      views.set(seg, view);
+      copied.add(seg);
       const repointOrWin = (url: string, seq: number, docId: number): boolean => {
-        const w = this.published.get(url);
+        const w = decided.get(url) ?? this.published.get(url);
         if (!w || w.seq < seq) {
           if (w && w.docId >= 0) kill(w.state, w.docId);
-          changes.push([url, { seq, state: added, docId }]);
+          const win = { seq, state: seg, docId };
+          decided.set(url, win);
+          changes.push([url, win]);
           return true;
         }
         // A merge copy of the winning row (same seq) takes over from its source.
         if (w.seq === seq && removedSet.has(w.state)) {
-          changes.push([url, { seq, state: added, docId }]);
+          const win = { seq, state: seg, docId };
+          decided.set(url, win);
+          changes.push([url, win]);
           return true;
         }
         return false;
       };
-      for (let i = 0; i < n; i++) if (!repointOrWin(added.urls[i]!, added.seqs[i]!, i)) view.dead[i] = 1;
-      for (const d of added.deletes) repointOrWin(d.url, d.seq, -1);
-      Object.assign(view, sumLengths(added, view.dead));
+      for (let i = 0; i < n; i++) if (!repointOrWin(seg.urls[i]!, seg.seqs[i]!, i)) view.dead[i] = 1;
+      for (const d of seg.deletes) repointOrWin(d.url, d.seq, -1);
+    }
+    // After every added segment is placed: a later one may have killed rows of an earlier one.
+    for (const seg of added) {
+      const view = views.get(seg)!;
+      Object.assign(view, sumLengths(seg, view.dead));
     }
     // Delete markers a merge dropped (no older row left anywhere): the URL leaves `published`.
-    const addedUrls = added ? new Set([...added.deletes.map((d) => d.url)]) : new Set<string>();
+    const addedUrls = new Set(added.flatMap((seg) => seg.deletes.map((d) => d.url)));
     for (const s of removed) {
       for (const d of s.deletes) {
         const w = this.published.get(d.url);
@@ -812,7 +873,7 @@ export class SegmentStore implements ProjectIndex {
       committedSeq,
       segments: nextViews.map((v) => v.state.meta),
     };
-    if (this.pauseIn === 'commit' && added) stallForever('commit');
+    if (this.pauseIn === 'commit' && added.length > 0) stallForever('commit');
     writeManifest(this.dir, manifest, this.pauseIn === 'manifest' ? () => stallForever('manifest') : undefined);
     for (const [url, w] of changes) {
       if (w) this.published.set(url, w);
@@ -927,7 +988,7 @@ export class SegmentStore implements ProjectIndex {
       }
       if (this.closed) return;
       // Sources still present? (Only merges remove segments and merges are serial, so yes.)
-      this.commit(state, [...sourceStates], this.committedSeq);
+      this.commit(state ? [state] : [], [...sourceStates], this.committedSeq);
     } finally {
       g.pins--;
       this.maybeRetire(g);

@@ -55,8 +55,17 @@ export interface TaskPool {
  * (only when a caller sets `pauseIn`).
  */
 export function stallForever(point: PausePoint): never {
-  fs.writeSync(1, `PAUSED ${point}\n`);
   const cell = new Int32Array(new SharedArrayBuffer(4));
+  const line = Buffer.from(`PAUSED ${point}\n`);
+  for (let off = 0; off < line.length; ) {
+    try {
+      off += fs.writeSync(1, line, off);
+    } catch (err) {
+      // stdout is a pipe the parent may be slow to drain.
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(cell, 0, 0, 5);
+    }
+  }
   for (;;) Atomics.wait(cell, 0, 0);
 }
 

@@ -189,3 +189,75 @@ t.test('a document written while its older version is being built is neither los
   snap2.release();
   await reopened.close();
 });
+
+t.test('a bulk flush is built as parallel parts and published by one commit', async (t) => {
+  const real = realPool(t);
+  const tasks: Array<{ seqs: number[] }> = [];
+  const pool = {
+    run(task: Parameters<typeof real.run>[0]) {
+      if ((task as { task?: string }).task === 'build-segment') tasks.push(task as unknown as { seqs: number[] });
+      return real.run(task);
+    },
+  };
+  const dir = tempDir(t);
+  const store = await openStore(dir, pool, { maxBufferedDocs: 100_000 });
+  await store.write(Array.from({ length: 100 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://q.test/old${i}`, `old ${i}`) })));
+  await store.flush();
+  t.equal(store.segments().length, 1, 'a small flush is one segment');
+  const gen = store.position.generation;
+  const ops = Array.from({ length: 1200 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://q.test/${i}`, `page ${i} text`) }));
+  const seqs: number[] = [];
+  for (let i = 0; i < ops.length; i += 100) seqs.push(await store.write(ops.slice(i, i + 100)));
+  // Replace one old page and delete another in the same flush.
+  await store.write([{ op: 'upsert', doc: doc('https://q.test/old1', 'old one replaced') }, { op: 'delete', url: 'https://q.test/old2' }]);
+  await store.flush();
+  t.equal(tasks.length, 3, 'one task for the small flush, two for the bulk one');
+  const [a, b] = [tasks[1]!.seqs, tasks[2]!.seqs];
+  t.equal(a.length + b.length, 1201);
+  t.ok(a[a.length - 1]! < b[0]!, 'contiguous seq ranges');
+  t.equal(store.segments().length, 3);
+  t.equal(store.position.generation, gen + 1, 'both parts published by a single commit');
+  const snap = store.acquire();
+  const rows = liveRows(snap);
+  t.equal(rows.size, 100 + 1200 - 1);
+  t.equal(rows.get('https://q.test/old1')?.content, 'old one replaced');
+  t.notOk(rows.has('https://q.test/old2'));
+  t.equal(snap.totalDocs, 1299, 'statistics count every live row once');
+  snap.release();
+  await store.close();
+  const reopened = await openStore(dir, real);
+  const snap2 = reopened.acquire();
+  t.equal(liveRows(snap2).size, 1299, 'same after reopen');
+  snap2.release();
+  await reopened.close();
+});
+
+t.test('when one parallel part fails, nothing is published and the other part is deleted', async (t) => {
+  const real = realPool(t);
+  let calls = 0;
+  const pool = {
+    async run(task: Parameters<typeof real.run>[0]) {
+      if ((task as { task?: string }).task === 'build-segment' && ++calls === 2) {
+        // Let the first part finish first, so that it is renamed into place before the failure.
+        await new Promise((r) => setTimeout(r, 50));
+        throw new Error('part two crashed');
+      }
+      return real.run(task);
+    },
+  };
+  const dir = tempDir(t);
+  const store = await openStore(dir, pool, { maxBufferedDocs: 100_000 });
+  let seq = 0;
+  for (let i = 0; i < 1000; i += 100) {
+    seq = await store.write(Array.from({ length: 100 }, (_, j) => ({ op: 'upsert' as const, doc: doc(`https://v.test/${i + j}`, `v ${i + j}`) })));
+  }
+  await t.rejects(store.waitSearchable(seq), /part two crashed/);
+  t.equal(store.segments().length, 0);
+  t.equal(store.stats().pending, 1000, 'every op back in the buffer');
+  t.same(fs.readdirSync(path.join(dir, 'segments')), [], 'the part that was built is gone');
+  await store.flush();
+  const snap = store.acquire();
+  t.equal(liveRows(snap).size, 1000, 'the retry publishes everything');
+  snap.release();
+  await store.close();
+});
