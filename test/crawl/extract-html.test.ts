@@ -1,6 +1,6 @@
 /** Pure helpers of the HTML extractor: section numbers, X-Robots-Tag, Link header, language, data point types. */
 import t from 'tap';
-import { canonicalFromLinkHeader, coerceDataPoint, extractHtml, languageCode, parseXRobotsTag, stripSectionNumber } from '../../src/crawl/extract/html.js';
+import { canonicalFromLinkHeader, coerceDataPoint, extractHtml, languageCode, linesOf, parseXRobotsTag, stripSectionNumber } from '../../src/crawl/extract/html.js';
 
 t.test('stripSectionNumber', async (t) => {
   const cases: Array<[string, string]> = [
@@ -49,4 +49,20 @@ t.test('data point types', async (t) => {
   t.equal(coerceDataPoint('Yes', 'boolean'), 'true');
   t.equal(coerceDataPoint('off', 'boolean'), 'false');
   t.equal(coerceDataPoint('  a   b ', 'text'), 'a b');
+});
+
+t.test('linesOf: new lines end lines, other white space collapses, empty lines go', async (t) => {
+  t.equal(linesOf('  a \t b \n\n  c\u00a0 d\r\n \n e  '), 'a b\nc d\ne');
+  t.equal(linesOf(' \n \t\n'), '');
+  t.equal(linesOf('one'), 'one');
+});
+
+t.test('links resolve against each page (the per-thread link cache keys by base directory)', async (t) => {
+  const page = '<title>t</title><body><a href="q.html">q</a><a href="?page=2">next</a><a href="/abs">abs</a></body>';
+  t.same(extractHtml(page, 'http://x.example/a/p.html', null).links, ['http://x.example/a/q.html', 'http://x.example/a/p.html?page=2', 'http://x.example/abs']);
+  t.same(extractHtml(page, 'http://x.example/b/p.html', null).links, ['http://x.example/b/q.html', 'http://x.example/b/p.html?page=2', 'http://x.example/abs']);
+  t.same(extractHtml(page, 'http://x.example/a/r.html?x=1', null).links, ['http://x.example/a/q.html', 'http://x.example/a/r.html?page=2', 'http://x.example/abs']);
+  t.same(extractHtml(page, 'http://y.example/a/p.html', null).links[0], 'http://y.example/a/q.html', 'another host');
+  const based = '<head><base href="http://z.example/base/"></head><body><a href="q.html">q</a></body>';
+  t.same(extractHtml(based, 'http://x.example/a/p.html', null).links, ['http://z.example/base/q.html'], '<base> is the base');
 });
