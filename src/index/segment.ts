@@ -189,8 +189,11 @@ function createFile(path: string): Database.Database {
   if (fs.existsSync(path)) throw new Error(`segment file already exists: ${path}`);
   const db = new Database(path);
   // A segment is written once by one thread; a crash mid-build leaves a file no manifest
-  // lists, which start-up deletes. So no journal, and one fsync at the end (sealFile).
-  db.pragma('journal_mode = OFF');
+  // lists, which start-up deletes. So no journal file, and one fsync at the end (sealFile).
+  // MEMORY rather than OFF: better-sqlite3 runs in defensive mode, which silently ignores
+  // journal_mode=OFF (the pragma answers 'delete'), and a `<file>-journal` next to an in-flight
+  // build is a file the store's gc could delete under it (SQLITE_IOERR_DELETE_NOENT).
+  db.pragma('journal_mode = MEMORY');
   db.pragma('synchronous = OFF');
   db.pragma('page_size = 8192');
   db.pragma('cache_size = -16384');
@@ -715,10 +718,8 @@ export interface DocValues {
   docType: string[];
   filters: Array<FilterValue[] | null>;
   dataPoints: Array<DataPoint[] | null>;
-  /** Folded words of the title without section numbering, joined by one space. */
-  titleKey: string[];
-  /** Per document, the hashWord() of each heading's folded words (null: none). */
-  headingKeys: Array<Int32Array | null>;
+  /** Stored titles (for {@link SegmentReader.titleKey}). */
+  titles: string[];
 }
 
 /** Budget of decoded postings kept in memory, all segments of all projects together. */
@@ -726,6 +727,9 @@ const POSTINGS_CACHE_BYTES = 64 * 1024 * 1024;
 const postingsCache = new Map<string, { p: Postings | null; bytes: number }>();
 let postingsCacheBytes = 0;
 let nextReaderSerial = 1;
+
+/** Title and heading keys kept per reader (derived on demand for re-ranked hits). */
+const KEY_CACHE_SIZE = 20_000;
 
 /** Longest content prefix read for a result (the snippet scans at most this much). */
 export const CARD_CONTENT_LIMIT = 12_000;
@@ -763,6 +767,9 @@ export class SegmentReader {
   private readonly stmtCardNoContent: Database.Statement;
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
+  private readonly stmtHkeys: Database.Statement;
+  private readonly titleKeys = new Map<number, string>();
+  private readonly headingKeyCache = new Map<number, Int32Array | null>();
   private readonly serial = nextReaderSerial++;
 
   private constructor(path: string, db: Database.Database) {
@@ -781,6 +788,7 @@ export class SegmentReader {
     );
     this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
     this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
+    this.stmtHkeys = db.prepare('SELECT hkeys FROM docs WHERE id = ?').pluck();
   }
 
   /** Opens a sealed segment read-only. Throws when the file is missing or of another format. */
@@ -856,14 +864,15 @@ export class SegmentReader {
       docType: new Array<string>(n),
       filters: new Array<FilterValue[] | null>(n).fill(null),
       dataPoints: new Array<DataPoint[] | null>(n).fill(null),
-      titleKey: new Array<string>(n).fill(''),
-      headingKeys: new Array<Int32Array | null>(n).fill(null),
+      titles: new Array<string>(n).fill(''),
     };
+    // Only columns stored before `headings`/`content` in the row: SQLite then never reads a
+    // page's text (overflow pages), which on a large segment is most of the file. Title keys
+    // and heading keys are derived per document on demand (the re-ranking needs ~100).
     const it = this.db
-      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title, hkeys FROM docs')
+      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title FROM docs')
       .iterate() as IterableIterator<{
       id: number; url: string; status: number; lengths: string; boost: number; grp: string; docType: string; filters: string; dataPoints: string; title: string;
-      hkeys: Buffer | null;
     }>;
     for (const r of it) {
       v.urls[r.id] = r.url;
@@ -875,11 +884,33 @@ export class SegmentReader {
       v.docType[r.id] = r.docType;
       if (r.filters !== '[]') v.filters[r.id] = JSON.parse(r.filters) as FilterValue[];
       if (r.dataPoints !== '[]') v.dataPoints[r.id] = JSON.parse(r.dataPoints) as DataPoint[];
-      if (r.status === 200) v.titleKey[r.id] = words(titleWithoutNumbering(r.title)).join(' ');
-      if (r.hkeys) v.headingKeys[r.id] = new Int32Array(new Uint8Array(r.hkeys).buffer);
+      if (r.status === 200) v.titles[r.id] = r.title;
     }
     this.values = v;
     return v;
+  }
+
+  /** Folded words of a row's title without section numbering, joined by one space (cached). */
+  titleKey(id: number): string {
+    let k = this.titleKeys.get(id);
+    if (k === undefined) {
+      k = words(titleWithoutNumbering(this.docValues().titles[id] ?? '')).join(' ');
+      this.titleKeys.set(id, k);
+      if (this.titleKeys.size > KEY_CACHE_SIZE) this.titleKeys.delete(this.titleKeys.keys().next().value!);
+    }
+    return k;
+  }
+
+  /** The hashWord() of each heading's folded words of a row (null: none; cached). */
+  headingKeys(id: number): Int32Array | null {
+    let k = this.headingKeyCache.get(id);
+    if (k === undefined) {
+      const b = this.stmtHkeys.get(id) as Buffer | null | undefined;
+      k = b ? new Int32Array(new Uint8Array(b).buffer) : null;
+      this.headingKeyCache.set(id, k);
+      if (this.headingKeyCache.size > KEY_CACHE_SIZE) this.headingKeyCache.delete(this.headingKeyCache.keys().next().value!);
+    }
+    return k;
   }
 
   /** Sorted vocabulary of this segment (loaded on first use; for typo matching). */

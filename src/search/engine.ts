@@ -731,16 +731,14 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase): Map<Hit, number> {
   }
   for (const [seg, list] of bySeg) {
     const bonus = new Map<number, number>(list.map((h) => [h.id, 1]));
-    const dv = seg.reader.docValues();
-    const titles = dv.titleKey;
     for (const h of list) {
-      const title = titles[h.id]!;
+      const title = seg.reader.titleKey(h.id);
       let b = 0;
       if (phrase.prefixLast ? title.startsWith(text) && title.split(' ').length === phrase.words.length : title === text) b = BONUS.titleExact;
       else if (title.startsWith(phrase.prefixLast ? text : text + ' ')) b = BONUS.titleStart;
       else if ((' ' + title + ' ').includes(' ' + text + (phrase.prefixLast ? '' : ' '))) b = BONUS.titlePhrase;
       // A heading equal to the query (hash of its folded words; as typed only).
-      const hk = dv.headingKeys[h.id];
+      const hk = seg.reader.headingKeys(h.id);
       if (!phrase.prefixLast && hk && hk.includes(textHash)) b += BONUS.headingExact;
       bonus.set(h.id, 1 + b);
     }
