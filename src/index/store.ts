@@ -1009,7 +1009,8 @@ export class SegmentStore implements ProjectIndex {
     for (const s of this.states.values()) known.add(path.basename(s.path));
     let removed = 0;
     for (const name of safeReaddir(this.segDir)) {
-      if (known.has(name) || this.inFlight.has(name)) continue;
+      // SQLite's side files of an in-flight build (`<tmp>-journal`) belong to it too.
+      if (known.has(name) || this.inFlight.has(name) || this.inFlight.has(name.replace(/-(journal|wal|shm)$/, ''))) continue;
       fs.rmSync(path.join(this.segDir, name), { force: true });
       removed++;
     }

@@ -261,3 +261,35 @@ t.test('when one parallel part fails, nothing is published and the other part is
   snap.release();
   await store.close();
 });
+
+t.test('gc leaves the side files of an in-flight build alone', async (t) => {
+  const real = realPool(t);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let started!: () => void;
+  const held = new Promise<void>((r) => (started = r));
+  const pool = {
+    async run(task: Parameters<typeof real.run>[0]) {
+      const result = await real.run(task);
+      started();
+      await gate;
+      return result;
+    },
+  };
+  const dir = tempDir(t);
+  const store = await openStore(dir, pool);
+  await store.write([{ op: 'upsert', doc: doc('https://gc.test/1', 'one') }]);
+  const flushing = store.flush();
+  await held;
+  const segDir = path.join(dir, 'segments');
+  const tmp = fs.readdirSync(segDir).find((n) => n.endsWith('.seg.tmp'))!;
+  t.ok(tmp, 'a build is in flight');
+  fs.writeFileSync(path.join(segDir, `${tmp}-journal`), '');
+  fs.writeFileSync(path.join(segDir, 'stray.seg'), '');
+  t.equal(store.gc(), 1, 'only the stray file is removed');
+  t.ok(fs.existsSync(path.join(segDir, `${tmp}-journal`)), "the build's journal survives");
+  release();
+  await flushing;
+  t.equal(store.segments().length, 1);
+  await store.close();
+});
