@@ -15,12 +15,16 @@
  * new distinct queries add keys, first to a small unsorted tail that is merged into the sorted
  * array when it grows past {@link PENDING_MERGE_AT}.
  *
- * Short prefixes (1–3 characters, what a visitor has typed after one to three keystrokes) match
- * thousands of keys, so their answer is cached: the top {@link MAX_SUGGESTIONS} eligible
+ * Short prefixes (1–6 characters, what a visitor has typed after one to six keystrokes) match
+ * up to thousands of keys, so their answer is cached: the top {@link MAX_SUGGESTIONS} eligible
  * queries of each such prefix, computed by one range scan on first use and then kept exact
  * by the writer (a count only grows between window moves: bubble up or insert; a query whose
  * latest search found nothing drops the prefix's entry, recomputed on next use). The daily
- * window move clears the cache.
+ * window move clears the cache; so does reaching {@link SuggestionIndex.shortCacheMax} typed
+ * prefixes. Up to 6 rather than 3 characters because a 4–6-character prefix of a common word
+ * (`crea`, `tabl`) still scanned thousands of keys per call (≈ 7 % of the suggest route's main
+ * thread in the benchmark); the price is on the write side, a few more map lookups per logged
+ * search, and visitors type several suggest prefixes per search they submit.
  *
  * Ranking: most searched first, ties alphabetical. Eligible: searched at least once in the
  * window, latest search returned results, not `*`. `minSearches` only cuts the ranked list
@@ -49,7 +53,7 @@ const PENDING_MERGE_AT = 2048;
 /** Most query suggestions one call may ask for (SPEC §6: `maxQuerySuggestions` 0–10). */
 export const MAX_SUGGESTIONS = 10;
 /** Typed prefixes up to this many UTF-16 units are answered from the short-prefix cache. */
-const SHORT_PREFIX = 3;
+const SHORT_PREFIX = 6;
 
 /** Start offsets of the words of a normalised (single-spaced, trimmed) query. */
 function wordStarts(query: string): number[] {
@@ -91,6 +95,9 @@ export class SuggestionIndex {
   private lookupId = 0;
   /** Short typed prefix → its top MAX_SUGGESTIONS eligible stats, ranked. */
   private readonly short = new Map<string, QueryStat[]>();
+
+  /** @param shortCacheMax at most this many cached short prefixes (then the cache starts over). */
+  constructor(readonly shortCacheMax = 50_000) {}
 
   /** Distinct queries currently held (including ones whose window count fell to 0 until {@link compact}). */
   get size(): number {
@@ -209,7 +216,7 @@ export class SuggestionIndex {
    * Up to `max` (≤ {@link MAX_SUGGESTIONS}) logged queries matching the normalised `typed` text
    * at the start of the query or at the start of one of its words, searched at least
    * `minSearches` times in the window and whose latest search returned results; most searched
-   * first, ties alphabetical. O(max) for 1–3 characters once cached, else O(log n + matches).
+   * first, ties alphabetical. O(max) for 1–6 characters once cached, else O(log n + matches).
    */
   lookup(typed: string, max: number, minSearches: number): QuerySuggestion[] {
     if (max <= 0 || typed === '') return [];
@@ -218,6 +225,7 @@ export class SuggestionIndex {
       let list = this.short.get(typed);
       if (!list) {
         list = this.scan(typed, MAX_SUGGESTIONS, 1);
+        if (this.short.size >= this.shortCacheMax) this.short.clear();
         this.short.set(typed, list);
       }
       ranked = list;

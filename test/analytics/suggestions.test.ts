@@ -78,3 +78,42 @@ t.test('bulk load equals incremental adds', async (t) => {
     t.same(b.lookup(typed, 10, 2), a.lookup(typed, 10, 2), typed);
   }
 });
+
+t.test('prefixes of 1–6 characters are cached and kept exact by adds; the cache is bounded', async (t) => {
+  const r = rng(5);
+  const words = ['create', 'creates', 'created', 'crew', 'table', 'tables', 'tablespace', 'tab', 'index', 'indexes', 'a', 'ab'];
+  const pick = () => words[Math.floor(r() * words.length)]!;
+  const queries = [...new Set(Array.from({ length: 200 }, () => (r() < 0.5 ? pick() : `${pick()} ${pick()}`)))];
+  const typedSet = ['c', 'cr', 'cre', 'crea', 'creat', 'create', 'created', 'tabl', 'table', 'tables', 'tab', 'ind', 'index', 'a', 'crea t', 'x'];
+  for (const cap of [3, 50_000]) {
+    const ix = new SuggestionIndex(cap);
+    const model = new Map<string, { count: number; last: number }>();
+    let at = 0;
+    let mismatches = 0;
+    for (let step = 0; step < 4000; step++) {
+      const q = queries[Math.floor(r() * queries.length)]!;
+      const results = r() < 0.1 ? 0 : 1 + Math.floor(r() * 9);
+      ix.add(q, 1, results, ++at);
+      const m = model.get(q) ?? { count: 0, last: results };
+      m.count++;
+      m.last = results;
+      model.set(q, m);
+      if (step % 5 === 0) {
+        const typed = typedSet[Math.floor(r() * typedSet.length)]!;
+        const max = 1 + Math.floor(r() * 10);
+        const min = 1 + Math.floor(r() * 3);
+        const got = ix.lookup(typed, max, min).map((s) => s.query);
+        const want = expected(model, typed, max, min);
+        if (JSON.stringify(got) !== JSON.stringify(want) && ++mismatches < 5) t.same(got, want, `cap ${cap} step ${step}: "${typed}"`);
+      }
+    }
+    t.equal(mismatches, 0, `cap ${cap}: every lookup matched the brute-force answer`);
+    const cached = (ix as unknown as { short: Map<string, unknown> }).short;
+    t.ok(cached.size <= cap, `cap ${cap}: ${cached.size} cached prefixes`);
+    if (cap > 100) {
+      ix.lookup('creat', 3, 1);
+      ix.lookup('tables', 3, 1);
+      t.ok(cached.has('creat') && cached.has('tables'), 'prefixes of 5–6 characters are cached');
+    }
+  }
+});
