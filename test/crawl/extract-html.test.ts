@@ -66,3 +66,31 @@ t.test('links resolve against each page (the per-thread link cache keys by base 
   const based = '<head><base href="http://z.example/base/"></head><body><a href="q.html">q</a></body>';
   t.same(extractHtml(based, 'http://x.example/a/p.html', null).links, ['http://z.example/base/q.html'], '<base> is the base');
 });
+
+t.test('the streaming extraction (no selectors) equals the tree extraction (selectors)', async (t) => {
+  // A result-group selector that never matches forces the tree path without changing anything.
+  const treeRules = { contentExtraction: [], dataPoints: [], resultGroups: [{ name: 'never', selector: '.never-matches' }], filters: [] };
+  const pages: Array<[string, string]> = [
+    ['no body', '<title>T</title><h1>Head</h1><p>one</p><div>two<br>three</div>'],
+    ['main wins over body', '<html><body><nav>menu</nav><p>outside</p><main><h2>In</h2><p>inside <b>bold</b></p></main></body></html>'],
+    ['main after article', '<body><article><p>art</p></article><main><p>main text</p></main></body>'],
+    ['article', '<body><header><h1>Site</h1></header><article><h1>Story</h1><p>text</p><footer>f</footer></article></body>'],
+    ['role=main', '<body><div role="main"><h3>Role</h3><p>r</p></div><p>rest</p></body>'],
+    ['nested main', '<body><main><p>a</p><main><p>b</p></main></main></body>'],
+    ['excluded inside heading', '<body><h2>Visible <script>x()</script><span>part</span><nav>hidden</nav></h2></body>'],
+    ['h1 with script is the fallback title', '<body><h1>Tit<script>le</script></h1><p>x</p></body>'],
+    ['svg title is not the title', '<body><svg><title>icon</title><a href="/in-svg">s</a></svg><p>text</p></body>'],
+    ['aside navigation', '<body><aside role="navigation"><a href="/n">n</a>nav</aside><aside>side note</aside></body>'],
+    ['unclosed and void', '<body><p>one<p>two<li>three<li>four<hr>five<img src=x>six</body>'],
+    ['nested headings', '<body><h2>outer <h3>inner</h3> tail</h2><p>x</p></body>'],
+    ['entities and pre', '<body><p>a &amp; b &lt;c&gt; &nbsp; d</p><pre>line1\n  line2</pre></body>'],
+    ['links and base', '<head><base href="/docs/"><link rel="canonical" href="c.html"></head><body><a href="a.html">a</a><a rel="nofollow" href="b.html">b</a><area href="../up.html"></body>'],
+    ['metas', '<head><meta name="robots" content="nofollow"><meta property="og:image" content="/i.png"><meta name="description" content=" d "><html lang="de"></head><body>x</body>'],
+    ['text after body', '<html><body><p>in</p></body></html><p>after</p>'],
+  ];
+  for (const [name, html] of pages) {
+    const fast = extractHtml(html, 'http://x.example/p/page.html', null);
+    const tree = extractHtml(html, 'http://x.example/p/page.html', treeRules);
+    t.same(fast, tree, name);
+  }
+});

@@ -9,8 +9,9 @@ import { startTestServer, api } from '../helpers/server.js';
 import { startSiteServer } from './helpers/site-server.js';
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  // Polls the public API (the task is done in another component); bounded, no fixed sleeps.
-  for (let i = 0; i < 400; i++) {
+  // Polls the public API (the task is done in another component); bounded (a minute: the test
+  // machine may be busy), no fixed sleeps.
+  for (let i = 0; i < 2400; i++) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -14,7 +14,7 @@
 // cheerio/slim: the selector API without parse5 and undici (a third of the load time per thread).
 import * as cheerio from 'cheerio/slim';
 import type { AnyNode, Document, Element } from 'domhandler';
-import { DomUtils, parseDocument } from 'htmlparser2';
+import { DomUtils, Parser, parseDocument } from 'htmlparser2';
 import type { DataPoint, DataPointRule, ExtractionRule, FilterDefinition, FilterValue, ResultGroupRule } from '../../types.js';
 import { resolveLink } from '../url.js';
 import { matchesPattern } from '../patterns.js';
@@ -416,16 +416,234 @@ function scanPage(root: AnyNode): PageScan {
   return scan;
 }
 
+/** The content region of a parsed page: the first `contentInclude` match, else the defaults. */
+function domRegion(
+  doc: Document,
+  scan: PageScan,
+  rule: ExtractionRule | undefined,
+  $$: () => cheerio.CheerioAPI,
+): { content: string; headings: Array<{ tag: string; text: string }> } {
+  let roots: AnyNode[] | null = null;
+  if (rule?.contentInclude?.length) {
+    for (const sel of rule.contentInclude) {
+      const r = safeSelect($$(), sel);
+      if (r && r.length) {
+        roots = r.toArray();
+        break;
+      }
+    }
+  }
+  let excluded = excludedByDefault;
+  if (!roots) {
+    const el = scan.main ?? scan.article ?? scan.roleMain ?? scan.body;
+    roots = [el ?? doc];
+    // No <body> tag: htmlparser2 (unlike parse5) does not split the page into head and body,
+    // so the head's <title> would be read as content.
+    if (!el) excluded = (e) => excludedByDefault(e) || e.name === 'head' || e.name === 'title';
+  }
+  if (rule?.contentExclude?.length) {
+    const $ = $$();
+    const extra = new Set<AnyNode>();
+    for (const sel of rule.contentExclude) {
+      try {
+        $(roots).find(sel).each((_i, el) => void extra.add(el));
+      } catch {
+        // Invalid exclude selectors are ignored.
+      }
+    }
+    const base = excluded;
+    excluded = (el) => base(el) || extra.has(el);
+  }
+  return regionText(roots, excluded);
+}
+
+/** Whether a rule set needs CSS selectors (then the page is parsed into a tree for cheerio). */
+function needsSelectors(rules: PageRules | null): boolean {
+  if (!rules) return false;
+  return (
+    rules.dataPoints.length > 0 ||
+    rules.resultGroups.some((g) => !!g.selector) ||
+    rules.contentExtraction.some((r) => !!(r.title || r.image || r.contentInclude?.length || r.contentExclude?.length))
+  );
+}
+
+/** What {@link streamPage} found: the scan's fields with texts instead of elements. */
+interface StreamScan extends Omit<PageScan, 'title' | 'h1' | 'main' | 'article' | 'roleMain' | 'body'> {
+  titleText?: string;
+  h1Text?: string;
+  region: { content: string; headings: Array<{ tag: string; text: string }> };
+}
+
+/** Text and headings of one candidate content region while the page streams past. */
+class RegionCollector {
+  /** Element depth of the root (0: the document), -1 before it opened. */
+  root = -1;
+  done = false;
+  /** Depth of the excluded element being skipped, 0 when none. */
+  skip = 0;
+  readonly out: string[] = [];
+  readonly headings: Array<{ tag: string; text: string }> = [];
+  readonly open: Array<{ depth: number; slot: number; parts: string[] }> = [];
+  constructor(readonly excluded: (name: string, attribs: Record<string, string>) => boolean) {}
+  get active(): boolean {
+    return this.root >= 0 && !this.done;
+  }
+}
+
+const isExcludedTag = (name: string, attribs: Record<string, string>): boolean =>
+  DEFAULT_EXCLUDED_TAGS.has(name) || (name === 'aside' && attribs.role === 'navigation');
+
+/**
+ * The default extraction (no Control Panel selectors) in one pass of htmlparser2's tokenizer,
+ * without building a tree: the same events the tree builder would get, so the same structure —
+ * {@link scanPage} and {@link regionText} over the tree give identical results (checked on every
+ * page of the PostgreSQL manual). The content region is not known until the end (a `<main>` may
+ * come after a `<body>` started), so the candidates (first main, article, role=main, body, the
+ * document) collect side by side and the best one is kept.
+ */
+function streamPage(html: string): StreamScan {
+  const scan: StreamScan = { metas: new Map(), robots: [], anchors: [], region: { content: '', headings: [] } };
+  const main = new RegionCollector(isExcludedTag);
+  const article = new RegionCollector(isExcludedTag);
+  const roleMain = new RegionCollector(isExcludedTag);
+  const body = new RegionCollector(isExcludedTag);
+  // Without a <body>, the document minus its head (see extractHtml).
+  const whole = new RegionCollector((name, attribs) => isExcludedTag(name, attribs) || name === 'head' || name === 'title');
+  whole.root = 0;
+  const collectors = [main, article, roleMain, body, whole];
+  let depth = 0;
+  // Inside <svg> nothing is scanned (its <title> is not the page title).
+  let svgDepth = 0;
+  // Texts of the first <title> and <h1> (all their text, like textContent).
+  let capture: Array<{ depth: number; parts: string[]; done: (text: string) => void }> = [];
+  const parser = new Parser(
+    {
+      onopentag(name, a) {
+        depth++;
+        if (svgDepth === 0) {
+          switch (name) {
+            case 'meta': {
+              const content = a.content;
+              if (content !== undefined) {
+                for (const key of [a.name, a.property, a.itemprop]) {
+                  if (key && !scan.metas.has(key.toLowerCase())) scan.metas.set(key.toLowerCase(), content);
+                }
+                if (a.name && /^(robots|sitesift)$/i.test(a.name)) scan.robots.push(content);
+              }
+              break;
+            }
+            case 'link': {
+              const rel = (a.rel ?? '').toLowerCase().split(/\s+/);
+              if (rel.includes('canonical') && scan.canonicalHref === undefined) scan.canonicalHref = a.href;
+              if (rel.includes('image_src') && scan.imageSrcHref === undefined) scan.imageSrcHref = a.href;
+              break;
+            }
+            case 'a':
+            case 'area':
+              if (a.href !== undefined) scan.anchors.push({ href: a.href, rel: a.rel ?? '' });
+              break;
+            case 'base':
+              if (a.href !== undefined && scan.baseHref === undefined) scan.baseHref = a.href;
+              break;
+            case 'title':
+              if (scan.titleText === undefined) {
+                scan.titleText = '';
+                capture.push({ depth, parts: [], done: (t) => (scan.titleText = t) });
+              }
+              break;
+            case 'h1':
+              if (scan.h1Text === undefined) {
+                scan.h1Text = '';
+                capture.push({ depth, parts: [], done: (t) => (scan.h1Text = t) });
+              }
+              break;
+            case 'html':
+              scan.lang ??= a.lang;
+              break;
+            case 'main':
+              if (main.root < 0) main.root = depth;
+              break;
+            case 'article':
+              if (article.root < 0) article.root = depth;
+              break;
+            case 'body':
+              if (body.root < 0) body.root = depth;
+              break;
+          }
+          if (a.role === 'main' && roleMain.root < 0) roleMain.root = depth;
+          if (name === 'svg') svgDepth = depth;
+        }
+        const block = BLOCK.has(name);
+        const heading = HEADING_TAGS.has(name);
+        for (const c of collectors) {
+          if (!c.active || c.skip) continue;
+          if (c.root === depth) {
+            if (block) c.out.push('\n');
+            continue;
+          }
+          // script/style are never text, whatever the exclusion rules say.
+          if (name === 'script' || name === 'style' || c.excluded(name, a)) {
+            c.skip = depth;
+            continue;
+          }
+          if (block) c.out.push('\n');
+          if (heading) c.open.push({ depth, slot: c.headings.push({ tag: name, text: '' }) - 1, parts: [] });
+        }
+      },
+      ontext(text) {
+        for (const k of capture) k.parts.push(text);
+        for (const c of collectors) {
+          if (!c.active || c.skip) continue;
+          c.out.push(text);
+          for (const h of c.open) h.parts.push(text);
+        }
+      },
+      onclosetag(name) {
+        const block = BLOCK.has(name);
+        for (const c of collectors) {
+          if (!c.active) continue;
+          if (c.skip) {
+            if (c.skip === depth) c.skip = 0;
+            continue;
+          }
+          const h = c.open[c.open.length - 1];
+          if (h && h.depth === depth) {
+            c.open.pop();
+            c.headings[h.slot]!.text = h.parts.join('');
+          }
+          if (block) c.out.push('\n');
+          if (c.root === depth) c.done = true;
+        }
+        if (capture.length && capture[capture.length - 1]!.depth === depth) {
+          const k = capture.pop()!;
+          k.done(k.parts.join(''));
+        }
+        if (svgDepth === depth) svgDepth = 0;
+        depth--;
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.end(html);
+  // Elements still open at the end were closed by end() (htmlparser2 emits their close tags).
+  capture = [];
+  const chosen = [main, article, roleMain, body].find((c) => c.root >= 0) ?? whole;
+  scan.region = { content: linesOf(chosen.out.join('')), headings: chosen.headings };
+  return scan;
+}
+
 /**
  * Extracts one HTML page. `url` is the final URL (after redirects); `rules` are the project's
  * Control Panel rules, or null for a JSON page's appended content.
  */
 export function extractHtml(html: string, url: string, rules: PageRules | null, headers: Record<string, string> = {}): HtmlExtract {
-  const doc = parseHtml(html);
-  // cheerio over the same tree, only for Control Panel selectors.
+  // Without selectors to run, one streaming pass; otherwise a tree for cheerio.
+  const fast = needsSelectors(rules) ? null : streamPage(html);
+  const doc = fast ? null : parseHtml(html);
+  // cheerio over the same tree, only for Control Panel selectors (never called on the fast path).
   let cheerioApi: cheerio.CheerioAPI | null = null;
-  const $$ = (): cheerio.CheerioAPI => (cheerioApi ??= cheerio.load(doc));
-  const scan = scanPage(doc);
+  const $$ = (): cheerio.CheerioAPI => (cheerioApi ??= cheerio.load(doc!));
+  const scan: PageScan | StreamScan = fast ?? scanPage(doc!);
   const base = (scan.baseHref && resolveLink(scan.baseHref, url)) || url;
 
   const metaRobots = parseRobots(scan.robots.join(','));
@@ -460,8 +678,10 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
   // Title: the rule's selector, else <title>, else the first h1.
   let title = '';
   if (rule?.title) title = collapse(safeSelect($$(), rule.title)?.first().text() ?? '');
-  if (!title && scan.title) title = collapse(textOf(scan.title));
-  if (!title && scan.h1) title = collapse(textOf(scan.h1));
+  const titleText = fast ? fast.titleText : (scan as PageScan).title && textOf((scan as PageScan).title!);
+  const h1Text = fast ? fast.h1Text : (scan as PageScan).h1 && textOf((scan as PageScan).h1!);
+  if (!title && titleText) title = collapse(titleText);
+  if (!title && h1Text) title = collapse(h1Text);
   if (!title) title = meta('og:title') ?? '';
 
   const language = languageCode(scan.lang ?? meta('og:locale')?.replace('_', '-'));
@@ -509,38 +729,7 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
 
   // Main content: the first include selector that matches (defaults found by the scan), minus
   // the excludes below it.
-  let roots: AnyNode[] | null = null;
-  if (rule?.contentInclude?.length) {
-    for (const sel of rule.contentInclude) {
-      const r = safeSelect($$(), sel);
-      if (r && r.length) {
-        roots = r.toArray();
-        break;
-      }
-    }
-  }
-  let excluded = excludedByDefault;
-  if (!roots) {
-    const el = scan.main ?? scan.article ?? scan.roleMain ?? scan.body;
-    roots = [el ?? doc];
-    // No <body> tag: htmlparser2 (unlike parse5) does not split the page into head and body,
-    // so the head's <title> would be read as content.
-    if (!el) excluded = (e) => excludedByDefault(e) || e.name === 'head' || e.name === 'title';
-  }
-  if (rule?.contentExclude?.length) {
-    const $ = $$();
-    const extra = new Set<AnyNode>();
-    for (const sel of rule.contentExclude) {
-      try {
-        $(roots).find(sel).each((_i, el) => void extra.add(el));
-      } catch {
-        // Invalid exclude selectors are ignored.
-      }
-    }
-    const base = excluded;
-    excluded = (el) => base(el) || extra.has(el);
-  }
-  const text = regionText(roots, excluded);
+  const text = fast ? fast.region : domRegion(doc!, scan as PageScan, rule, $$);
   const content = text.content;
   // Section numbers ("F.1.", "Chapter 5.", "Part III.") are navigation, not words anyone searches for.
   // An h1 that repeats the title is the title, not a section: counted again as a heading it
