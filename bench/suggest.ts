@@ -15,15 +15,17 @@
  *    `GET /sites/suggest` and `GET /sites` with every request a miss of the answer caches
  *    (unique absent `excludeContentGroups`), `GET /sites/suggest` on 1–6-character title prefixes
  *    (maxQuerySuggestions=3; the cache fills as the run goes) and the same again (every prefix
- *    answered before), then BENCH_LOG_ROUNDS (default 3)
+ *    answered before), then BENCH_LOG_ROUNDS (default 5)
  *    alternated pairs of `GET /sites` with `log=false` and with logging on (titles); the
- *    medians are reported. Load comes from `wrk` when it is installed, else from a keep-alive
- *    Node client in this process (noted in the output).
+ *    medians are reported. Every row also reports the server process's CPU (main and search
+ *    threads, from /proc) per answered request, which other processes on a shared machine
+ *    disturb far less than req/s. Load comes from `wrk` when it is installed, else from a
+ *    keep-alive Node client in this process (noted in the output).
  *    Goals: suggest p99 ≤ 5 ms and ≥ 1.5× search throughput; logging costs ≤ 10%.
  *
  * Prints a table and one JSON line (`BENCH_SUGGEST {...}`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
@@ -193,8 +195,30 @@ interface Load {
   p99: number;
   errors: number;
   driver: string;
+  /**
+   * CPU of the whole server process (main and search threads) per answered request, in ms:
+   * far less sensitive than req/s to what other processes do on a shared machine.
+   */
+  cpuMsPerRequest: number;
+}
+/** utime + stime of a process in ms (Linux /proc; NaN elsewhere). */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) in clock ticks; 100 per second on Linux.
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
 }
 async function load(paths: string[]): Promise<Load> {
+  const cpu0 = processCpuMs(server!.child.pid);
+  const r = await loadOnce(paths);
+  const requests = r.rps * SECONDS;
+  return { ...r, cpuMsPerRequest: (processCpuMs(server!.child.pid) - cpu0) / Math.max(1, requests) };
+}
+async function loadOnce(paths: string[]): Promise<Omit<Load, 'cpuMsPerRequest'>> {
   if (hasWrk()) {
     const script = rotatingScript(join(server!.dataDir, `paths-${Math.random().toString(36).slice(2)}.lua`), paths);
     const r = await runWrk({ url: server!.url, connections: 8, seconds: SECONDS, script });
@@ -206,7 +230,7 @@ async function load(paths: string[]): Promise<Load> {
 let httpResults: Record<string, Load> | null = null;
 /** Log off/on pairs, alternated (off,on / on,off / …) so that drift in the machine's load cancels. */
 const logRounds: Array<{ off: Load; on: Load }> = [];
-const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 5);
 let distinctSuggest = 0;
 if (server) {
   try {
@@ -279,14 +303,23 @@ if (httpResults) {
     searchLogOn: `search, logging on (median of ${logRounds.length})`,
   };
   for (const [name, v] of Object.entries(httpResults)) {
-    rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors`]);
+    rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors, server CPU ${f(v.cpuMsPerRequest)} ms/request`]);
   }
   const { suggest: sg, suggestCold: cold, searchCold, searchLogOff: off } = httpResults as Record<string, Load>;
   rows.push(['suggest ÷ search throughput', `${(sg!.rps / off!.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off!.rps).toFixed(2)}×)`]);
   rows.push(['suggest ÷ search, both missing every cache', `${(cold!.rps / searchCold!.rps).toFixed(2)}×`, '']);
-  logRounds.forEach((r, i) => rows.push([`  log round ${i + 1}: off / on`, `${Math.round(r.off.rps)} / ${Math.round(r.on.rps)} req/s`, `${((100 * (r.off.rps - r.on.rps)) / r.off.rps).toFixed(1)} %`]));
-  const costs = logRounds.map((r) => (100 * (r.off.rps - r.on.rps)) / r.off.rps).sort((a, b) => a - b);
-  rows.push(['logging cost on search throughput', `${costs[Math.floor(costs.length / 2)]!.toFixed(1)} % (median of rounds)`, 'goal ≤ 10 %']);
+  rows.push(['suggest ÷ search, server CPU per request', `${(off!.cpuMsPerRequest / sg!.cpuMsPerRequest).toFixed(2)}× cheaper`, `second suggest run ${(off!.cpuMsPerRequest / httpResults.suggestWarm!.cpuMsPerRequest).toFixed(2)}×, both missing caches ${(searchCold!.cpuMsPerRequest / cold!.cpuMsPerRequest).toFixed(2)}×`]);
+  logRounds.forEach((r, i) =>
+    rows.push([
+      `  log round ${i + 1}: off / on`,
+      `${Math.round(r.off.rps)} / ${Math.round(r.on.rps)} req/s`,
+      `${((100 * (r.off.rps - r.on.rps)) / r.off.rps).toFixed(1)} %; CPU ${f(r.off.cpuMsPerRequest)} / ${f(r.on.cpuMsPerRequest)} ms/request (+${((100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest).toFixed(1)} %)`,
+    ]),
+  );
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const costs = logRounds.map((r) => (100 * (r.off.rps - r.on.rps)) / r.off.rps);
+  const cpuCosts = logRounds.map((r) => (100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest);
+  rows.push(['logging cost on search throughput', `${med(costs).toFixed(1)} % (median of rounds)`, `goal ≤ 10 %; server CPU per request +${med(cpuCosts).toFixed(1)} % (median)`]);
 }
 rows.push(['machine load average (1 min)', os.loadavg()[0]!.toFixed(2), `${os.availableParallelism()} cores`]);
 const w0 = Math.max(...rows.map((x) => x[0].length));
