@@ -8,9 +8,15 @@
  *   columns title/headings/content; every query word quoted; AND first, then OR when AND finds
  *   nothing; ranked by `bm25()` with default column weights.
  *
- * Both take documents as {@link PeerDoc} (headings as one string) and answer ranked URLs.
+ * - {@link LunrPeer}: Lunr 2.3.9 with its default pipeline (stop words, Porter stemmer, BM25
+ *   k1 1.2 b 0.75), fields title/headings/content unboosted; the query's Lunr syntax characters
+ *   (`: ^ ~ + - *`) become spaces, so the text is searched as plain words (OR). Used for
+ *   Cranfield, where issue 3 quotes Lunr (0.403) — it checks the nDCG convention in every run.
+ *
+ * All take documents as {@link PeerDoc} (headings as one string) and answer ranked URLs.
  */
 import Database from 'better-sqlite3';
+import lunr from 'lunr';
 import MiniSearch from 'minisearch';
 
 export interface PeerDoc {
@@ -106,5 +112,36 @@ export class Fts5Peer {
 
   close(): void {
     this.db.close();
+  }
+}
+
+export class LunrPeer {
+  readonly name = 'Lunr 2';
+  private index: lunr.Index | null = null;
+  private readonly docs: PeerDoc[] = [];
+
+  /** Adds documents; Lunr indexes are immutable, so the index is built on the first search. */
+  add(docs: Iterable<PeerDoc>): void {
+    for (const d of docs) this.docs.push(d);
+    this.index = null;
+  }
+
+  search(query: string, limit = 10): PeerHit[] {
+    if (!this.index) {
+      const docs = this.docs;
+      this.index = lunr(function () {
+        this.ref('url');
+        this.field('title');
+        this.field('headings');
+        this.field('content');
+        for (const d of docs) this.add(d);
+      });
+    }
+    const text = query.replace(/[:^~+\-*]/g, ' ').trim();
+    if (!text) return [];
+    return this.index
+      .search(text)
+      .slice(0, limit)
+      .map((r) => ({ url: r.ref, score: r.score }));
   }
 }
