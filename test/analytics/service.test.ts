@@ -127,6 +127,35 @@ t.test('batching writer: nothing written until flush, early flush when the batch
   t.equal(svc.pending, 0, 'invalid site ids are ignored, never a path');
 });
 
+t.test('background writes commit one chunk per event-loop turn, so requests run in between', async (t) => {
+  const { svc, dataDir } = setup(t, { maxBatch: 10, writeChunk: 4 });
+  for (let i = 0; i < 10; i++) svc.record('docs', { query: `q${i}`, results: 1 });
+  t.equal(svc.pending, 10);
+  const count = () => {
+    const db = new Database(join(dataDir, 'projects', 'docs', 'querylog.db'), { readonly: true });
+    try {
+      return db.prepare('SELECT query FROM searches ORDER BY id').pluck().all() as string[];
+    } finally {
+      db.close();
+    }
+  };
+  const turn = () => new Promise((r) => setImmediate(r));
+  await turn();
+  t.same(count(), ['q0', 'q1', 'q2', 'q3'], 'first turn: the oldest chunk');
+  t.equal(svc.pending, 6);
+  svc.record('docs', { query: 'late', results: 1 }); // arrives between chunks
+  await turn();
+  t.equal(count().length, 8, 'second turn: the next chunk');
+  await turn();
+  t.same(count(), ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7', 'q8', 'q9', 'late'], 'everything written, in order');
+  t.equal(svc.pending, 0);
+  // flush() (shutdown, rollup, tests) still writes everything at once.
+  for (let i = 0; i < 9; i++) svc.record('docs', { query: `f${i}`, results: 1 });
+  svc.flush();
+  t.equal(svc.pending, 0);
+  t.equal(count().length, 20);
+});
+
 t.test('queue bound: a stuck disk drops entries instead of growing memory', async (t) => {
   const { svc } = setup(t, { maxQueue: 3, maxBatch: 1000 });
   for (let i = 0; i < 5; i++) svc.record('docs', { query: 'q', results: 1 });
