@@ -386,6 +386,9 @@ async function main(): Promise<void> {
   }
 
   async function run(): Promise<void> {
+    // Decided before the minutes of preparation, so that edits made meanwhile in a shared
+    // working tree do not turn a fresh build into a "stale" one.
+    const mode = serverMode();
     const corpus = loadCorpus();
     const copies = Math.ceil(TARGET_DOCS / corpus.length);
     const phases = [
@@ -408,7 +411,6 @@ async function main(): Promise<void> {
     }
 
     const dataDir = path.join(tmp, 'data');
-    const mode = serverMode();
     process.stderr.write(`server: ${mode}\n`);
     server = await startServer(dataDir, mode);
     const rss = new RssSampler(server.child.pid!);
