@@ -40,3 +40,25 @@ t.test('pool threads start without the V8 heap flags they refuse', async (t) => 
   const out = execFileSync(process.execPath, ['--max-old-space-size=200', '--import', 'tsx', script], { encoding: 'utf8' });
   t.equal(out.trim(), 'true', 'ping answered by a worker of a heap-limited process');
 });
+
+t.test('threads that index or crawl yield the CPU to searches (nice value per thread)', async (t) => {
+  const os = await import('node:os');
+  const { BACKGROUND_NICE } = await import('../workers/index.js');
+  const main = os.getPriority();
+  const pool = createPool({ workers: 1 });
+  t.teardown(() => pool.destroy());
+  type Ping = { priority: number; threadId: number };
+  const before = await runTask<Ping>(pool, 'ping');
+  t.equal(before.priority, main, 'a fresh pool thread runs at the process priority');
+  // Any background task lowers its thread's priority first (this one fails on its payload).
+  await t.rejects(runTask(pool, 'merge-segments', {}));
+  const after = await runTask<Ping>(pool, 'ping');
+  t.equal(after.threadId, before.threadId, 'same thread');
+  t.equal(after.priority, Math.max(main, BACKGROUND_NICE), 'background thread niced');
+  t.equal(os.getPriority(), main, 'the main thread keeps its priority');
+  // A search task leaves its thread alone.
+  const search = createPool({ workers: 1 });
+  t.teardown(() => search.destroy());
+  await t.rejects(runTask(search, 'search', {}));
+  t.equal((await runTask<Ping>(search, 'ping')).priority, main, 'search thread not niced');
+});

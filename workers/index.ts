@@ -5,6 +5,7 @@
  * {@link TASKS}. Task modules are loaded lazily, once per thread (the module cache keeps them).
  */
 import { createRequire } from 'node:module';
+import os from 'node:os';
 
 export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'search'] as const;
 export type TaskName = (typeof TASKS)[number];
@@ -22,12 +23,34 @@ async function loadTask(task: TaskName): Promise<TaskModule> {
   return (await import(new URL(`./${task}.js`, import.meta.url).href)) as TaskModule;
 }
 
+/**
+ * Nice value of threads that build, merge or crawl. On Linux the nice value is per thread, so
+ * background indexing yields the CPU to search threads and the main thread (issue 3: search never
+ * stalls behind indexing) without slowing it when the CPU is otherwise idle. Search tasks leave
+ * their thread's priority alone.
+ */
+export const BACKGROUND_NICE = 10;
+const FOREGROUND_TASKS: ReadonlySet<string> = new Set(['search', 'ping']);
+let niced = false;
+
+/** Lowers this thread's priority once (best effort: not every OS or sandbox allows it). */
+function yieldToSearches(): void {
+  if (niced) return;
+  niced = true;
+  try {
+    if (os.getPriority() < BACKGROUND_NICE) os.setPriority(BACKGROUND_NICE);
+  } catch {
+    // Not permitted here: indexing simply runs at normal priority.
+  }
+}
+
 /** Piscina entry point: runs `message.task` with the whole message as its payload. */
 export default async function dispatch(message: { task?: unknown } & Record<string, unknown>): Promise<unknown> {
   const task = message?.task;
   if (typeof task !== 'string' || !(TASKS as readonly string[]).includes(task)) {
     throw new Error(`unknown worker task ${JSON.stringify(task)} (known: ${TASKS.join(', ')})`);
   }
+  if (!FOREGROUND_TASKS.has(task)) yieldToSearches();
   const mod = await loadTask(task as TaskName);
   return mod.default(message);
 }
