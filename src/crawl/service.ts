@@ -215,6 +215,8 @@ export class CrawlService {
   private readonly crawlDelayMs = new Map<string, number>();
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly cancelled = new Set<string>();
+  /** Per project: whether its last scheduling pass met a task its host gate held back (unknown: yes). */
+  private readonly gateBlocked = new Map<string, boolean>();
   private idleWaiters: Array<{ siteId: string | null; resolve: () => void }> = [];
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
@@ -489,8 +491,13 @@ export class CrawlService {
         continue;
       }
       const s = settings.crawler;
-      // Look ahead past tasks whose host is busy, but not through the whole queue.
-      const ready = site.queue.ready(now, (max - this.inflight.size) * 4 + 16);
+      // Look ahead past tasks whose host is busy, but not through the whole queue; when the
+      // last pass met no busy host, the next free slots' worth is enough (a pass runs after
+      // every finished page, so reading 20 rows to start one task was most of its cost).
+      const free = max - this.inflight.size;
+      const lookahead = (this.gateBlocked.get(siteId) ?? true) ? free * 4 + 16 : free + 4;
+      let blocked = false;
+      const ready = site.queue.ready(now, lookahead);
       for (const task of ready) {
         if (this.inflight.size >= max) break;
         if (this.inflight.has(task.id)) continue;
@@ -498,6 +505,7 @@ export class CrawlService {
         const delayMs = Math.max(s.requestDelayMs, s.respectRobotsTxt ? (this.crawlDelayMs.get(host) ?? 0) : 0);
         const slot = this.gate.tryAcquire(host, { concurrency: s.concurrencyPerHost, delayMs }, now);
         if (!slot.ok) {
+          blocked = true;
           wakeAt = Math.min(wakeAt, slot.retryAt);
           continue;
         }
@@ -525,6 +533,7 @@ export class CrawlService {
           });
         this.inflight.set(task.id, p);
       }
+      this.gateBlocked.set(siteId, blocked);
       const next = site.queue.nextWakeAt(now);
       if (next !== null) wakeAt = Math.min(wakeAt, next);
     }

@@ -72,3 +72,42 @@ t.test('the host slot is freed when the fetch is back, not after the index write
   await svc.idle('s1');
   t.same(memory.searchable(), [`${site.url}/a.html`, `${site.url}/c.html`, `${site.url}/d.html`]);
 });
+
+t.test('a host held back by its gate does not hide another host queued behind it', async (t) => {
+  const site = await startSiteServer();
+  t.teardown(() => site.close());
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'sitesift-pipeline-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const index = new MemoryIndex();
+  const hold: Array<() => void> = [];
+  let holding = true;
+  const started: string[] = [];
+  const other = site.url.replace('127.0.0.1', 'localhost');
+  const svc = new CrawlService({
+    dataDir,
+    clock: Date.now,
+    allowPrivate: true,
+    settingsOf: () => testSettings({ concurrencyPerHost: 1, respectRobotsTxt: false }),
+    indexOf: async () => index.asIndex(),
+    runFetch: async (task: FetchExtractTask) => {
+      started.push(task.url);
+      // The first host's requests hang until the end of the test.
+      if (holding && task.url.startsWith(site.url)) await new Promise<void>((r) => hold.push(r));
+      return fetchAndExtract(task);
+    },
+    maxInFlight: 8,
+  });
+  svc.start();
+  t.teardown(() => svc.stop(100));
+  // One quiet pass first (nothing held back yet), then a queue of blocked pages with the other
+  // host's page behind more of them than the free slots.
+  await svc.pushUrl('s1', `${site.url}/a.html`);
+  t.ok(await until(() => started.length === 1));
+  for (let i = 0; i < 12; i++) await svc.pushUrl('s1', `${site.url}/a.html?n=${i}`);
+  await svc.pushUrl('s1', `${other}/c.html`);
+  t.ok(await until(() => started.includes(`${other}/c.html`)), 'the other host is fetched while the first one is busy');
+  t.equal(started.filter((u) => u.startsWith(site.url)).length, 1, 'one request at a time to the busy host');
+  holding = false;
+  while (hold.length) hold.shift()!();
+  await svc.idle('s1');
+});
