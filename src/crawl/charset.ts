@@ -18,6 +18,8 @@ function fromMeta(head: string): string | null {
 }
 
 function decodeWith(label: string, bytes: Uint8Array): string | null {
+  // Most pages: Node's own UTF-8 decoder (invalid sequences become U+FFFD, as with TextDecoder).
+  if (label === 'utf-8' || label === 'utf8') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   // WHATWG maps latin1/iso-8859-1/ascii labels to windows-1252 (what browsers do).
   const l = /^(latin1|iso-?8859-1|iso_8859-1|us-ascii|ascii)$/.test(label) ? 'windows-1252' : label;
   // iconv-lite first: Node 20's TextDecoder decodes windows-1252 as ISO-8859-1 (C1 controls
