@@ -70,7 +70,10 @@ export interface CrawlServiceOptions {
   runFetch: (task: FetchExtractTask) => Promise<FetchExtractResult>;
   /** DNS for the address guard of robots.txt and sitemap fetches (the worker uses the system's). */
   resolver?: Resolver;
-  /** Page tasks in flight over all projects (default 16). */
+  /**
+   * Fetches (pool tasks) in flight over all projects (default 16). Pages whose fetch is back and
+   * that wait for their index commit do not count, up to 4× this many tasks in all.
+   */
   maxInFlight?: number;
   /** Attempts per task for 5xx / network errors (default 3) and the first backoff (default 30 s, doubling). */
   maxAttempts?: number;
@@ -215,6 +218,8 @@ export class CrawlService {
   private readonly crawlDelayMs = new Map<string, number>();
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly cancelled = new Set<string>();
+  /** Tasks between dispatch and the end of their fetch (the pool's share of {@link inflight}). */
+  private fetching = 0;
   /** Per project: whether its last scheduling pass met a task its host gate held back (unknown: yes). */
   private readonly gateBlocked = new Map<string, boolean>();
   private idleWaiters: Array<{ siteId: string | null; resolve: () => void }> = [];
@@ -483,7 +488,7 @@ export class CrawlService {
     const max = this.opts.maxInFlight ?? 16;
     let wakeAt = Infinity;
     for (const [siteId, site] of this.sites) {
-      if (this.inflight.size >= max) break;
+      if (this.fetching >= max || this.inflight.size >= max * 4) break;
       let settings: Settings;
       try {
         settings = this.opts.settingsOf(siteId);
@@ -494,12 +499,12 @@ export class CrawlService {
       // Look ahead past tasks whose host is busy, but not through the whole queue; when the
       // last pass met no busy host, the next free slots' worth is enough (a pass runs after
       // every finished page, so reading 20 rows to start one task was most of its cost).
-      const free = max - this.inflight.size;
+      const free = max - this.fetching;
       const lookahead = (this.gateBlocked.get(siteId) ?? true) ? free * 4 + 16 : free + 4;
       let blocked = false;
       const ready = site.queue.ready(now, lookahead);
       for (const task of ready) {
-        if (this.inflight.size >= max) break;
+        if (this.fetching >= max || this.inflight.size >= max * 4) break;
         if (this.inflight.has(task.id)) continue;
         const host = hostOf(task.url!);
         const delayMs = Math.max(s.requestDelayMs, s.respectRobotsTxt ? (this.crawlDelayMs.get(host) ?? 0) : 0);
@@ -510,9 +515,15 @@ export class CrawlService {
           continue;
         }
         site.queue.setRunning(task.id);
-        // The host's slot is for the request: it is freed once the fetch is back, not after the
-        // index write, so slow commits do not hold back the next requests to the host.
+        // The host's slot and the fetch slot are for the request: freed once the fetch is back,
+        // not after the index write, so slow commits (fsync on a busy disk) neither hold back
+        // the next requests to the host nor leave the pool without work.
+        this.fetching++;
+        let fetchDone = false;
         const fetched = (): void => {
+          if (fetchDone) return;
+          fetchDone = true;
+          this.fetching--;
           slot.release();
           this.wake();
         };
@@ -526,7 +537,7 @@ export class CrawlService {
             }
           })
           .finally(() => {
-            slot.release();
+            fetched();
             this.inflight.delete(task.id);
             this.cancelled.delete(task.id);
             this.wake();

@@ -111,3 +111,48 @@ t.test('a host held back by its gate does not hide another host queued behind it
   while (hold.length) hold.shift()!();
   await svc.idle('s1');
 });
+
+t.test('pages waiting for their index commit do not take fetch slots (maxInFlight counts fetches)', async (t) => {
+  const site = await startSiteServer();
+  t.teardown(() => site.close());
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'sitesift-pipeline-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const memory = new MemoryIndex();
+  const held: Array<() => void> = [];
+  let writing = 0;
+  const index = Object.assign(Object.create(memory) as MemoryIndex, {
+    async write(ops: WriteOp[]): Promise<number> {
+      writing++;
+      await new Promise<void>((r) => held.push(r));
+      writing--;
+      return memory.write(ops);
+    },
+  });
+  let fetching = 0;
+  let maxFetching = 0;
+  const svc = new CrawlService({
+    dataDir,
+    clock: Date.now,
+    allowPrivate: true,
+    settingsOf: () => testSettings({ concurrencyPerHost: 4, respectRobotsTxt: false }),
+    indexOf: async () => index.asIndex(),
+    runFetch: async (task: FetchExtractTask) => {
+      fetching++;
+      maxFetching = Math.max(maxFetching, fetching);
+      try {
+        return await fetchAndExtract(task);
+      } finally {
+        fetching--;
+      }
+    },
+    maxInFlight: 1,
+  });
+  svc.start();
+  t.teardown(() => svc.stop(100));
+  for (const p of ['/a.html', '/c.html', '/d.html']) await svc.pushUrl('s1', `${site.url}${p}`);
+  t.ok(await until(() => writing === 3), 'all three pages fetched while every write is held');
+  t.equal(maxFetching, 1, 'never more than maxInFlight fetches at once');
+  while (held.length) held.shift()!();
+  await svc.idle('s1');
+  t.equal(memory.searchable().length, 3);
+});
