@@ -275,6 +275,59 @@ function releaseSlotHits(h: SlotHits): void {
   if (free.length < SLOT_POOL_PER_SIZE) free.push(h);
 }
 
+/** Memory for cached BM25F values of whole postings lists (all segments of this thread). */
+const IMPACT_CACHE_BYTES = 48 * 1024 * 1024;
+const impactLists = new Map<string, { p: Postings; imp: Float64Array; bytes: number }>();
+let impactBytes = 0;
+const readerIds = new WeakMap<object, number>();
+let nextReaderId = 1;
+
+/**
+ * BM25F values of whole postings lists for one scoring setup (field weights, b, k1 and the
+ * snapshot's average lengths): common words recur across queries, and their value per posting
+ * is the same until a new generation changes the averages. Values come from the same function
+ * as uncached scoring, so cached and fresh scores are identical. One LRU for the thread, sized
+ * in bytes (values plus the decoded postings an entry keeps alive).
+ */
+interface ImpactCache {
+  get(term: string, p: Postings): Float64Array | undefined;
+  set(term: string, p: Postings, imp: Float64Array): void;
+}
+
+function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
+  let rid = readerIds.get(seg.reader);
+  if (rid === undefined) readerIds.set(seg.reader, (rid = nextReaderId++));
+  const prefix = `${rid}\u0000${scoringKey}\u0000`;
+  return {
+    get(term, p) {
+      const k = prefix + term;
+      const e = impactLists.get(k);
+      // The postings object identifies the decoded list the values belong to.
+      if (!e || e.p !== p) return undefined;
+      impactLists.delete(k);
+      impactLists.set(k, e);
+      return e.imp;
+    },
+    set(term, p, imp) {
+      const bytes = imp.byteLength + p.ids.byteLength + p.tfs.byteLength + 2 * (prefix.length + term.length) + 64;
+      if (bytes > IMPACT_CACHE_BYTES / 8) return;
+      const k = prefix + term;
+      const old = impactLists.get(k);
+      if (old) {
+        impactLists.delete(k);
+        impactBytes -= old.bytes;
+      }
+      impactLists.set(k, { p, imp, bytes });
+      impactBytes += bytes;
+      for (const [key, v] of impactLists) {
+        if (impactBytes <= IMPACT_CACHE_BYTES) break;
+        impactLists.delete(key);
+        impactBytes -= v.bytes;
+      }
+    },
+  };
+}
+
 /**
  * First index at or after `from` whose id is >= `target`, in ascending `ids` (ids[from] <
  * target): exponential then binary search, so skipping far ahead costs O(log distance).
@@ -359,6 +412,8 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const k1 = longQuery ? K1_LONG : K1;
   const bs = longQuery ? B_LONG : B;
   const fw = longQuery ? weights.map((w, f) => w * FIELD_SCALE_LONG[f]!) : weights;
+  // Everything a posting's BM25F value depends on besides the posting and its row.
+  const scoringKey = `${k1}|${bs.join(',')}|${fw.join(',')}|${avg.join(',')}`;
 
   const postingsCache = new Map<string, Array<Postings | null>>();
   const postingsOf = (term: string): Array<Postings | null> => {
@@ -388,12 +443,14 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
       }
       return (x * (k1 + 1)) / (x + k1);
     };
-    // Records the match of row `id` (at postings index i) by alternative `a` in `h`.
-    const record = (h: SlotHits, a: Alternative, p: Postings, i: number, id: number): void => {
+    const impacts = impactsFor(seg, scoringKey);
+    // Records the match of row `id` (at postings index i) by alternative `a` in `h`; `imp` holds
+    // the list's precomputed BM25F values when it was scored in full before.
+    const record = (h: SlotHits, a: Alternative, p: Postings, i: number, id: number, imp: Float64Array | undefined): void => {
       const t = a.kind === 'typo' ? 1 : 0;
       const old = h.typo[id]!;
       if (t > old) return;
-      const sc = a.weight * bm25(p, i, id);
+      const sc = a.weight * (imp ? imp[i]! : bm25(p, i, id));
       if (old === NO_MATCH) {
         h.ids[h.count++] = id;
         h.score[id] = sc;
@@ -408,9 +465,16 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
       alternatives[slot]!.forEach((a, ai) => {
         const p = lists[slot]![ai];
         if (!p) return;
+        // A full pass: remember the list's BM25F values for later queries of this generation.
+        let imp = impacts.get(a.term, p);
+        if (!imp) {
+          imp = new Float64Array(p.ids.length);
+          for (let i = 0; i < p.ids.length; i++) imp[i] = bm25(p, i, p.ids[i]!);
+          impacts.set(a.term, p, imp);
+        }
         for (let i = 0; i < p.ids.length; i++) {
           const id = p.ids[i]!;
-          if (dead[id] !== 1) record(h, a, p, i, id);
+          if (dead[id] !== 1) record(h, a, p, i, id, imp);
         }
       });
       h.df = h.count;
@@ -435,6 +499,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         if (!p) return;
         const ids = p.ids;
         const len = ids.length;
+        const imp = impacts.get(a.term, p);
         // Walk the shorter list and gallop in the longer one.
         if (len <= cands.length) {
           let c = 0;
@@ -444,7 +509,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
               c = gallop(cands, c, id);
               if (c >= cands.length) break;
             }
-            if (cands[c] === id) record(h, a, p, j, id);
+            if (cands[c] === id) record(h, a, p, j, id, imp);
           }
           return;
         }
@@ -455,7 +520,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
             j = gallop(ids, j, id);
             if (j >= len) break;
           }
-          if (ids[j] === id) record(h, a, p, j, id);
+          if (ids[j] === id) record(h, a, p, j, id, imp);
         }
       });
       out[slot] = h;

@@ -46,3 +46,38 @@ t.test('liveUnion counts the live rows of the union of postings', async (t) => {
   t.equal(liveUnion([], new Uint8Array(3)), 0);
   t.equal(liveUnion([null], new Uint8Array(3)), 0);
 });
+
+t.test('cached BM25F values give the same answers as fresh scoring, across generations', async (t) => {
+  const { snapshotOf, snapshotOfFiles } = await import('../helpers/snapshot.js');
+  const { makeDoc } = await import('../helpers/docs.js');
+  const { runQuery } = await import('../../src/search/engine.js');
+  const { defaultSettings } = await import('../../src/projects/settings.js');
+  const words = ['table', 'index', 'vacuum', 'tuple', 'query', 'planner', 'function', 'trigger', 'view', 'schema'];
+  const doc = (i: number) => {
+    const w: string[] = [];
+    for (let k = 0; k < 5 + (i % 13); k++) w.push(words[Math.floor(rnd() * words.length)]!);
+    return makeDoc(`https://s.test/${i}`, `${words[i % words.length]} page ${i}`, w.join(' '), { headings: [words[(i * 3) % words.length]!] });
+  };
+  const a = Array.from({ length: 40 }, (_, i) => doc(i));
+  const b = Array.from({ length: 25 }, (_, i) => doc(100 + i));
+  const built = snapshotOf([a, b]);
+  t.teardown(() => built.cleanup());
+  const settings = defaultSettings();
+  const files = built.segments.map((s) => s.reader.path);
+  const queries = ['table', 'index vacuum', 'tuple query planner function', 'view', 'trig', 'schema table index view'];
+  // Scores compared exactly (not just the order).
+  const answer = (snap: typeof built, q: string) =>
+    JSON.stringify(runQuery(snap, settings.search, { query: q, filters: [], sort: null, sortOrder: 'ASC', includeContentGroups: null, excludeContentGroups: null, facetDefs: [] }).hits.map((h) => [h.url, h.score]));
+  // Generation 1: only the first segment (other averages); warms the cache for its reader.
+  const gen1 = { ...built, segments: built.segments.slice(0, 1), totalDocs: built.segments[0]!.liveCount, totalLengths: built.segments[0]!.liveLengths };
+  for (const q of queries) answer(gen1, q);
+  // Generation 2 on the same readers vs the same files opened fresh (cold caches).
+  const fresh = snapshotOfFiles(files);
+  t.teardown(() => fresh.cleanup());
+  for (const q of queries) {
+    const warm1 = answer(built, q);
+    const warm2 = answer(built, q);
+    t.equal(warm2, warm1, `repeatable: ${q}`);
+    t.equal(warm1, answer(fresh, q), `same as fresh readers: ${q}`);
+  }
+});
