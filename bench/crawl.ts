@@ -237,6 +237,7 @@ async function main(): Promise<void> {
     const started = await call(server, 'POST', '/sites/crawl?site=crawled');
     if (started.status !== 202) throw new Error(`POST /sites/crawl: ${started.status} ${JSON.stringify(started.json)}`);
     const task = await waitTask(server, 'crawled', started.json.taskId);
+    const taskSeconds = (performance.now() - c0) / 1000;
     const status = await waitPending0(server, 'crawled');
     const crawlSeconds = (performance.now() - c0) / 1000;
     const crawlRate = status.pages / crawlSeconds;
@@ -263,6 +264,7 @@ async function main(): Promise<void> {
         .map(([n, sec]) => `${n} ${fmt((sec * 1000) / status.pages, 2)}`)
         .join(', ')}`,
     );
+    console.log(`  every page fetched and written after ${fmt(taskSeconds, 2)} s; searchable (pending 0) after ${fmt(crawlSeconds, 2)} s`);
     console.log(`  4XX ${status['4XX']}, 5XX ${status['5XX']}, 8XX ${status['8XX']}, 3XX ${redirects.json.total ?? 0}`);
     for (const p of broken.json.pages ?? []) console.log(`  broken link: ${p.url} → ${p.status}`);
     for (const p of (skipped.json.pages ?? []).slice(0, 10)) console.log(`  skipped: ${p.url} → ${p.status} ${p.message ?? ''}`);
