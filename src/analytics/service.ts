@@ -212,7 +212,8 @@ export class QueryLogService {
     const chunk = Math.max(1, this.opts.writeChunk ?? 250);
     const batch = this.queue.length <= chunk ? this.queue : this.queue.slice(0, chunk);
     this.queue = batch === this.queue ? [] : this.queue.slice(chunk);
-    this.write(batch);
+    // Suggestion aggregates follow later (site-log.ts, AGGREGATE_EVERY_ROWS).
+    this.write(batch, false);
     if (this.queue.length > 0) {
       this.flushScheduled = true;
       setImmediate(() => this.drain());
@@ -225,19 +226,32 @@ export class QueryLogService {
   }
 
   /**
-   * Writes every queued entry now: one transaction per project. Synchronous (tests, shutdown,
-   * timer). A failing project loses its batch (reported through `onError`), others still commit.
+   * Writes every queued entry now, with every project's pending suggestion aggregates: one
+   * transaction per project. Synchronous (tests, shutdown, the rollup job every minute). A
+   * failing project loses its batch (reported through `onError`), others still commit.
    */
   flush(): void {
     this.flushScheduled = false;
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
-    this.write(batch);
+    if (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      this.write(batch, true);
+    }
+    // Suggestion aggregates still pending from background writes (any project).
+    for (const [siteId, log] of this.sitesOpen) {
+      try {
+        log.writeAggregates();
+      } catch (err) {
+        this.opts.onError?.(err, `querylog.flush ${siteId}`);
+      }
+    }
   }
 
-  /** Writes `batch` (oldest first): one transaction per project; failures go to `onError`. */
-  private write(batch: Array<{ siteId: string; row: LogRow }>): void {
+  /**
+   * Writes `batch` (oldest first): one transaction per project; failures go to `onError`.
+   * `aggregate`: also write every project's pending suggestion aggregates.
+   */
+  private write(batch: Array<{ siteId: string; row: LogRow }>, aggregate: boolean): void {
     const bySite = new Map<string, LogRow[]>();
     for (const { siteId, row } of batch) {
       let rows = bySite.get(siteId);
@@ -247,7 +261,7 @@ export class QueryLogService {
     for (const [siteId, rows] of bySite) {
       try {
         if (!this.sitesOpen.has(siteId) && this.opts.settingsOf && this.opts.settingsOf(siteId) === undefined) continue;
-        this.site(siteId).write(rows);
+        this.site(siteId).write(rows, aggregate);
       } catch (err) {
         this.opts.onError?.(err, `querylog.flush ${siteId}`);
       }

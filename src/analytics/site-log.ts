@@ -15,16 +15,30 @@
  *                   by day: the writer's upserts of today stay on a few pages).
  * - `query_totals`  per query: searches in the window, last result count: the durable mirror
  *                   of the in-memory {@link SuggestionIndex}.
- * - `state`         `closed_through` (end of the last closed hour bucket), `window_start_day`.
+ * - `state`         `closed_through` (end of the last closed hour bucket), `window_start_day`,
+ *                   `aggregated_through` (last `searches.id` in query_days/query_totals).
  *
- * Invariant: `query_totals.count` = Σ `query_days.count` for that query, and the in-memory
- * index equals `query_totals` after every committed write batch or expiry.
+ * Invariant: `query_totals.count` = Σ `query_days.count` for that query; both count exactly the
+ * searches with `id` ≤ state `aggregated_through`; the in-memory index equals `query_totals`
+ * plus the pending aggregates of later searches (written with a later batch, see
+ * {@link AGGREGATE_EVERY_ROWS}, or counted again from the raw rows at the next open).
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SuggestionIndex } from './suggestions.js';
 import { dayOf, floorHour } from './normalize.js';
+
+/**
+ * Background batches write their searches at once but their suggestion aggregates
+ * (`query_days`, `query_totals`: one upsert per distinct query and per (day, query)) only once
+ * this many counted searches are pending, or at the next `flush()` (the rollup job's, every
+ * minute), window move, index load or close. Why: the upserts were most of the writer's cost,
+ * and over a longer span a popular query is upserted once instead of once per batch. A crash
+ * in between loses nothing: `aggregated_through` (the last `searches.id` counted) tells the
+ * next open which raw rows to count again.
+ */
+export const AGGREGATE_EVERY_ROWS = 20_000;
 
 /** Length of the suggestion window in UTC days, today included (SPEC §6: "the last 90 days"). */
 export const SUGGESTION_WINDOW_DAYS = 90;
@@ -105,6 +119,11 @@ export class SiteQueryLog {
   /** First UTC day inside the suggestion window. */
   windowStartDay: number;
   private suggestions: SuggestionIndex | null = null;
+  /**
+   * Counted searches written to `searches` but not yet added to `query_days`/`query_totals`
+   * (see {@link AGGREGATE_EVERY_ROWS}); `throughId` is the highest such `searches.id`.
+   */
+  private pending = { days: new Map<string, { query: string; day: number; n: number }>(), queries: new Map<string, { query: string; n: number; results: number; at: number }>(), rows: 0, throughId: 0 };
 
   private readonly stmt: {
     insertSearch: Database.Statement;
@@ -114,7 +133,7 @@ export class SiteQueryLog {
     markDirty: Database.Statement;
     setState: Database.Statement;
   };
-  private readonly writeTx: (rows: LogRow[]) => SearchRow[];
+  private readonly writeTx: (rows: LogRow[], aggregate: boolean) => SearchRow[];
 
   /** Opens (creating if needed) the database at `file`; `now` seeds the suggestion window of a new file. */
   constructor(
@@ -169,44 +188,91 @@ export class SiteQueryLog {
       markDirty: this.db.prepare('INSERT OR IGNORE INTO dirty_hours(hour) VALUES (?)'),
       setState: this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)'),
     };
-    this.writeTx = this.db.transaction((rows: LogRow[]): SearchRow[] => {
+    this.writeTx = this.db.transaction((rows: LogRow[], aggregate: boolean): SearchRow[] => {
       const counted: SearchRow[] = [];
-      // Popular queries repeat within a batch: one upsert per (query, day) and per query.
-      const perDay = new Map<string, { query: string; day: number; n: number }>();
-      const perQuery = new Map<string, { query: string; n: number; results: number; at: number }>();
       for (const r of rows) {
         if (r.kind === 'search') {
-          this.stmt.insertSearch.run(r.at, r.query, r.results, r.filters, r.sort, r.visitor);
+          const id = Number(this.stmt.insertSearch.run(r.at, r.query, r.results, r.filters, r.sort, r.visitor).lastInsertRowid);
           // Entries that arrive after their hour was closed (pushed late, clock skew) re-open it.
           if (this.closedThrough !== null && r.at < this.closedThrough) {
             this.stmt.markDirty.run(floorHour(r.at));
           }
           // Only searches inside the window count for suggestions (an expired day never comes back).
-          const day = dayOf(r.at);
-          if (day >= this.windowStartDay) {
-            const dayKey = `${day}\u0000${r.query}`;
-            const d = perDay.get(dayKey);
-            if (d) d.n++;
-            else perDay.set(dayKey, { query: r.query, day, n: 1 });
-            const q = perQuery.get(r.query);
-            if (!q) perQuery.set(r.query, { query: r.query, n: 1, results: r.results, at: r.at });
-            else {
-              q.n++;
-              if (r.at >= q.at) {
-                q.at = r.at;
-                q.results = r.results;
-              }
-            }
+          if (dayOf(r.at) >= this.windowStartDay) {
+            this.addPending(r.query, r.at, r.results);
             counted.push(r);
           }
+          this.pending.throughId = id;
         } else {
           this.stmt.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
         }
       }
-      for (const d of perDay.values()) this.stmt.addDay.run(d.day, d.query, d.n);
-      for (const q of perQuery.values()) this.stmt.addTotal.run(q);
+      if (aggregate || this.pending.rows >= AGGREGATE_EVERY_ROWS) this.writePending();
       return counted;
     });
+    this.catchUpAggregates();
+  }
+
+  /** Counts one search of the window into the pending aggregates. */
+  private addPending(query: string, at: number, results: number): void {
+    const day = dayOf(at);
+    const dayKey = `${day}\u0000${query}`;
+    const d = this.pending.days.get(dayKey);
+    if (d) d.n++;
+    else this.pending.days.set(dayKey, { query, day, n: 1 });
+    const q = this.pending.queries.get(query);
+    if (!q) this.pending.queries.set(query, { query, n: 1, results, at });
+    else {
+      q.n++;
+      if (at >= q.at) {
+        q.at = at;
+        q.results = results;
+      }
+    }
+    this.pending.rows++;
+  }
+
+  /** Upserts the pending aggregates and moves `aggregated_through`; call inside a transaction. */
+  private writePending(): void {
+    for (const d of this.pending.days.values()) this.stmt.addDay.run(d.day, d.query, d.n);
+    for (const q of this.pending.queries.values()) this.stmt.addTotal.run(q);
+    if (this.pending.throughId > 0) this.stmt.setState.run('aggregated_through', this.pending.throughId);
+    this.pending.days.clear();
+    this.pending.queries.clear();
+    this.pending.rows = 0;
+  }
+
+  /**
+   * Writes the pending aggregates now (one transaction). Before anything reads
+   * `query_days`/`query_totals`: the window move, the suggestion index load, close.
+   */
+  writeAggregates(): void {
+    if (this.pending.rows === 0 && this.pending.throughId <= (this.getState('aggregated_through') ?? 0)) return;
+    this.db.transaction(() => this.writePending())();
+  }
+
+  /**
+   * At open: searches committed after the last aggregate write (a crash between the two) are
+   * counted into `query_days`/`query_totals` now, from the raw rows. Files from before the
+   * watermark existed had their aggregates written with every batch: all of them count as done.
+   */
+  private catchUpAggregates(): void {
+    const maxId = (this.db.prepare('SELECT MAX(id) FROM searches').pluck().get() as number | null) ?? 0;
+    const through = this.getState('aggregated_through');
+    if (through === null) {
+      this.setState('aggregated_through', maxId);
+      return;
+    }
+    if (maxId <= through) return;
+    const rows = this.db
+      .prepare('SELECT id, at, query, results FROM searches WHERE id > ? ORDER BY id')
+      .raw()
+      .iterate(through) as IterableIterator<[number, number, string, number]>;
+    for (const [id, at, query, results] of rows) {
+      if (dayOf(at) >= this.windowStartDay) this.addPending(query, at, results);
+      this.pending.throughId = id;
+    }
+    this.writeAggregates();
   }
 
   getState(key: string): number | null {
@@ -218,9 +284,13 @@ export class SiteQueryLog {
     this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)').run(key, value);
   }
 
-  /** Writes one batch in one transaction, then mirrors the counted searches into memory. */
-  write(rows: LogRow[]): void {
-    const counted = this.writeTx(rows);
+  /**
+   * Writes one batch in one transaction, then mirrors the counted searches into memory. The
+   * suggestion aggregates of the batch are written with it when `aggregate` is true or
+   * {@link AGGREGATE_EVERY_ROWS} counted searches are pending, else with a later batch.
+   */
+  write(rows: LogRow[], aggregate = true): void {
+    const counted = this.writeTx(rows, aggregate);
     if (this.suggestions) for (const r of counted) this.suggestions.add(r.query, 1, r.results, r.at);
   }
 
@@ -231,6 +301,8 @@ export class SiteQueryLog {
   suggestionIndex(now: number): SuggestionIndex {
     this.expireWindow(now);
     if (!this.suggestions) {
+      // The index mirrors query_totals: pending aggregates must be in it first.
+      this.writeAggregates();
       const index = new SuggestionIndex();
       index.load(
         this.db
@@ -251,6 +323,8 @@ export class SiteQueryLog {
   expireWindow(now: number): number {
     const newStart = dayOf(now) - SUGGESTION_WINDOW_DAYS + 1;
     if (newStart <= this.windowStartDay) return 0;
+    // Subtracting reads query_days: the pending counts (possibly of the expiring days) first.
+    this.writeAggregates();
     const expired = this.db.transaction(() => {
       const gone = this.db
         .prepare('SELECT query, SUM(count) AS n FROM query_days WHERE day < ? GROUP BY query')
@@ -272,6 +346,8 @@ export class SiteQueryLog {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.writeAggregates();
+    this.db.close();
   }
 }

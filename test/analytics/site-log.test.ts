@@ -1,5 +1,7 @@
 import t from 'tap';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -63,4 +65,74 @@ t.test('a query log written with query_days keyed (query, day) is migrated to (d
   t.teardown(() => again.close());
   t.same(again.querySuggestions('docs', 'c', { max: 10, minSearches: 2 }), [{ query: 'create index' }]);
   t.equal(again.site('docs').db.prepare('SELECT SUM(count) FROM query_days').pluck().get(), 3 + 3 + 4 + 1);
+});
+
+t.test('background writes defer the suggestion aggregates; flush, index load and the next open catch up', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-ql-agg-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const svc = new QueryLogService({ dataDir, clock: () => T0, maxBatch: 5, writeChunk: 5 });
+  t.teardown(() => svc.close());
+  const turn = () => new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 5; i++) svc.record('docs', { query: 'create index', results: 3 });
+  await turn(); // background write (drain)
+  const db = svc.site('docs').db;
+  const raw = () => db.prepare('SELECT COUNT(*) FROM searches').pluck().get();
+  const totals = () => db.prepare('SELECT query, count FROM query_totals ORDER BY query').raw().all();
+  t.equal(raw(), 5, 'the searches are written at once');
+  t.same(totals(), [], 'their aggregates are pending');
+  // The first index load writes the pending aggregates, then loads them.
+  t.same(svc.querySuggestions('docs', 'cre', { max: 3, minSearches: 2 }), [{ query: 'create index' }]);
+  t.same(totals(), [['create index', 5]]);
+  // Index loaded: later background writes reach it at once, the tables at the next flush.
+  for (let i = 0; i < 5; i++) svc.record('docs', { query: 'vacuum', results: 1 });
+  await turn();
+  t.same(svc.querySuggestions('docs', 'vac', { max: 3, minSearches: 2 }), [{ query: 'vacuum' }], 'suggested before its aggregates are written');
+  t.same(totals(), [['create index', 5]]);
+  svc.flush();
+  t.same(totals(), [['create index', 5], ['vacuum', 5]], 'flush writes pending aggregates even with an empty queue');
+  t.equal(db.prepare("SELECT value FROM state WHERE key = 'aggregated_through'").pluck().get(), 10);
+});
+
+t.test('killed between a background write and its aggregates: the next open counts the raw rows', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-ql-agg-crash-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const child = join(dataDir, 'writer-child.mts');
+  const serviceUrl = pathToFileURL(join(import.meta.dirname, '../../src/analytics/service.ts')).href;
+  writeFileSync(
+    child,
+    `import { QueryLogService } from ${JSON.stringify(serviceUrl)};
+const svc = new QueryLogService({ dataDir: ${JSON.stringify(dataDir)}, clock: () => ${T0}, maxBatch: 100, writeChunk: 100 });
+svc.record('docs', { query: 'first', results: 1 });
+svc.record('docs', { query: 'first', results: 1 });
+svc.flush(); // aggregates written: aggregated_through = 2
+for (let i = 0; i < 300; i++) svc.record('docs', { query: 'q' + (i % 7), results: i % 3 });
+setTimeout(() => process.kill(process.pid, 'SIGKILL'), 50); // after the background chunks
+`,
+  );
+  const out = spawnSync(process.execPath, ['--import', 'tsx', child], { encoding: 'utf8', cwd: join(import.meta.dirname, '../..') });
+  t.equal(out.signal, 'SIGKILL', out.stderr);
+  const file = join(dataDir, 'projects', 'docs', 'querylog.db');
+  const before = new Database(file, { readonly: true });
+  t.equal(before.prepare('SELECT COUNT(*) FROM searches').pluck().get(), 302, 'every background chunk was committed');
+  t.equal(before.prepare('SELECT SUM(count) FROM query_totals').pluck().get(), 2, 'only the flushed aggregates were');
+  before.close();
+
+  const svc = new QueryLogService({ dataDir, clock: () => T0 });
+  t.teardown(() => svc.close());
+  const db = svc.site('docs').db;
+  t.equal(db.prepare('SELECT SUM(count) FROM query_totals').pluck().get(), 302, 'counted again at open');
+  t.same(
+    db.prepare('SELECT query, SUM(count) FROM query_days GROUP BY query ORDER BY query').raw().all(),
+    db.prepare('SELECT query, count FROM query_totals ORDER BY query').raw().all(),
+    'query_totals = Σ query_days',
+  );
+  t.same(
+    db.prepare('SELECT query, count FROM query_totals ORDER BY query').raw().all(),
+    db.prepare('SELECT query, COUNT(*) FROM searches GROUP BY query ORDER BY query').raw().all(),
+    'aggregates = the raw rows',
+  );
+  // q2 is searched 43 times; its latest search (i = 296, 296 % 3 = 2 results) found something.
+  t.same(svc.querySuggestions('docs', 'q2', { max: 3, minSearches: 2 }), [{ query: 'q2' }]);
+  // q0's latest search (i = 294) found nothing: not suggested, as before the crash.
+  t.same(svc.querySuggestions('docs', 'q0', { max: 3, minSearches: 2 }), []);
 });
