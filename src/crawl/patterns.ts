@@ -3,7 +3,16 @@
  * result-group urlPattern). Settings come from project owners; RE2 semantics (re2-wasm) make
  * a catastrophic pattern harmless. Compiled patterns are cached; any thread.
  */
-import { RE2 } from 're2-wasm';
+import { createRequire } from 'node:module';
+import type { RE2 } from 're2-wasm';
+
+// Loaded on first use (synchronously: a CommonJS module that instantiates its WebAssembly
+// synchronously): a pool thread that extracts pages for a project without URL-pattern rules
+// never pays the ~50 ms to load and compile it.
+let RE2Class: typeof RE2 | null = null;
+function re2(): typeof RE2 {
+  return (RE2Class ??= (createRequire(import.meta.url)('re2-wasm') as { RE2: typeof RE2 }).RE2);
+}
 
 const cache = new Map<string, RE2 | null>();
 
@@ -12,7 +21,7 @@ export function compilePattern(pattern: string): RE2 | null {
   let re = cache.get(pattern);
   if (re === undefined) {
     try {
-      re = new RE2(pattern, 'u');
+      re = new (re2())(pattern, 'u');
     } catch {
       re = null;
     }
