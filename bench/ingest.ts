@@ -21,7 +21,8 @@
  *    peak RSS of the server process (VmHWM from /proc/<pid>/status, Linux only).
  *
  * Environment: BENCH_SERVER (dist|tsx|auto), BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir,
- * BENCH_SERVER_NODE_OPTIONS: NODE_OPTIONS for the server only (e.g. --max-old-space-size=256).
+ * BENCH_SERVER_NODE_OPTIONS: NODE_OPTIONS for the server only (e.g. --max-old-space-size=256),
+ * BENCH_SERVER_ENV: extra server environment as K=V,K=V (e.g. SITESIFT_SEARCH_THREADS=0).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -208,6 +209,13 @@ function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
   // Through NODE_OPTIONS, not argv: worker threads inherit execArgv and refuse heap flags there.
   const serverNodeOptions = process.env.BENCH_SERVER_NODE_OPTIONS;
   if (serverNodeOptions) env.NODE_OPTIONS = serverNodeOptions;
+  // BENCH_SERVER_ENV="K=V,K=V": extra environment for the server only, SITESIFT_* included
+  // (e.g. SITESIFT_SEARCH_THREADS=0 to see what the search threads cost).
+  for (const kv of (process.env.BENCH_SERVER_ENV ?? '').split(',').filter((x) => x.trim() !== '')) {
+    const eq = kv.indexOf('=');
+    if (eq < 1) throw new Error(`BENCH_SERVER_ENV entries are K=V, got "${kv}"`);
+    env[kv.slice(0, eq).trim()] = kv.slice(eq + 1);
+  }
   const args = mode === 'dist' ? [path.join(ROOT, 'dist/src/main.js')] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
