@@ -19,6 +19,54 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 /** The production resolver: the OS resolver (`dns.lookup` with `all: true`), like sockets use. */
 export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
+/**
+ * A resolver that remembers successful answers for `ttlMs` (per instance, so per thread): a
+ * crawl asks for the same host name before every request, and the OS resolver behind
+ * `dns.lookup` has no cache of its own (each call is a getaddrinfo on libuv's small thread pool).
+ * Failures are not remembered. Bounded: cleared when it holds `max` names.
+ */
+export function cachingResolver(resolver: Resolver, ttlMs: number, clock: () => number = Date.now, max = 10_000): Resolver {
+  const cache = new Map<string, { addresses: ResolvedAddress[]; expiresAt: number }>();
+  return async (hostname) => {
+    const now = clock();
+    const hit = cache.get(hostname);
+    if (hit && hit.expiresAt > now) return hit.addresses;
+    const addresses = await resolver(hostname);
+    if (cache.size >= max) cache.clear();
+    cache.set(hostname, { addresses, expiresAt: now + ttlMs });
+    return addresses;
+  };
+}
+
+/** Node's `lookup` option signature (net.connect / http.request). */
+export type LookupFunction = (
+  hostname: string,
+  options: { family?: number | string; all?: boolean },
+  callback: (err: NodeJS.ErrnoException | null, address: string | ResolvedAddress[], family?: number) => void,
+) => void;
+
+/**
+ * A `lookup` for http.request that answers with the addresses the guard has just checked
+ * instead of resolving the name again: the socket connects to an address that was judged, so a
+ * DNS answer that changes between the check and the connect (DNS rebinding) cannot slip a
+ * private address through, and the name is resolved once per request instead of twice.
+ */
+export function pinnedLookup(addresses: string[]): LookupFunction {
+  const all: ResolvedAddress[] = addresses.map((address) => ({ address, family: isIP(address) }));
+  return (_hostname, options, callback) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+    const list = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
+    if (list.length === 0) {
+      const err: NodeJS.ErrnoException = new Error(`no IPv${family} address among the checked ones`);
+      err.code = 'ENOTFOUND';
+      callback(err, options.all ? [] : '', undefined);
+      return;
+    }
+    if (options.all) callback(null, list);
+    else callback(null, list[0]!.address, list[0]!.family);
+  };
+}
+
 function ipv4ToInt(ip: string): number {
   return ip.split('.').reduce((acc, p) => (acc << 8) + Number(p), 0) >>> 0;
 }
@@ -98,7 +146,6 @@ export type TargetVerdict = { ok: true; addresses: string[] } | { ok: false; mes
  * as a network error (810).
  */
 export async function checkTarget(url: string, resolver: Resolver, allowPrivate: boolean): Promise<TargetVerdict> {
-  if (allowPrivate) return { ok: true, addresses: [] };
   let host: string;
   try {
     host = new URL(url).hostname;
@@ -106,7 +153,7 @@ export async function checkTarget(url: string, resolver: Resolver, allowPrivate:
     return { ok: false, message: `Invalid URL ${url}` };
   }
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  if (host === 'localhost' || host.endsWith('.localhost')) {
+  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) {
     return { ok: false, message: `Host ${host} is a loopback name; crawling private addresses is disabled` };
   }
   let addresses: ResolvedAddress[];
@@ -118,7 +165,9 @@ export async function checkTarget(url: string, resolver: Resolver, allowPrivate:
       return { ok: true, addresses: [] };
     }
   }
-  const bad = addresses.find((a) => isPrivateAddress(a.address));
+  // With private targets allowed the addresses are still returned: the fetch pins its socket
+  // to them either way (one resolution per request).
+  const bad = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
   if (bad) {
     return {
       ok: false,

@@ -13,8 +13,9 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import zlib from 'node:zlib';
-import { checkTarget, type Resolver } from './address-guard.js';
+import { checkTarget, pinnedLookup, type LookupFunction, type Resolver } from './address-guard.js';
 
 /** Crawl-level outcome codes of SPEC §4 that a fetch can produce. */
 export const STATUS = {
@@ -84,10 +85,12 @@ const AGENTS = {
 };
 
 /** Sends a GET; resolves with the response head (the body is still to be read or dropped). */
-function send(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<http.IncomingMessage> {
+function send(url: URL, headers: Record<string, string>, signal: AbortSignal, lookup: LookupFunction | undefined): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.request(url, { method: 'GET', headers, agent: AGENTS[url.protocol as 'http:' | 'https:'], signal }, resolve);
+    const options: http.RequestOptions = { method: 'GET', headers, agent: AGENTS[url.protocol as 'http:' | 'https:'], signal };
+    if (lookup) options.lookup = lookup as unknown as http.RequestOptions['lookup'];
+    const req = lib.request(url, options, resolve);
     req.on('error', reject);
     req.end();
   });
@@ -206,7 +209,10 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
       seen.add(url);
       let res: http.IncomingMessage;
       try {
-        res = await send(new URL(url), headers, controller.signal);
+        // Connect to the addresses the guard judged (none to pin when private targets are allowed
+        // or the URL's host is an IP literal).
+        const pin = verdict.addresses.length && !isIP(new URL(url).hostname.replace(/^\[|\]$/g, '')) ? pinnedLookup(verdict.addresses) : undefined;
+        res = await send(new URL(url), headers, controller.signal, pin);
       } catch (err) {
         return networkFailure(url, err, controller.signal.aborted, opts.timeoutMs, hops);
       }

@@ -5,7 +5,7 @@
  * Input and output are plain structured-clonable objects (they cross the worker boundary).
  */
 import type { DocumentType } from '../types.js';
-import { systemResolver, type Resolver } from './address-guard.js';
+import { cachingResolver, systemResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument } from './extract/documents.js';
 import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag, type PageRules } from './extract/html.js';
@@ -68,11 +68,14 @@ function fileTitle(url: string): string {
   }
 }
 
+// One per thread: the address guard resolves the host before every request of a crawl.
+const threadResolver = cachingResolver(systemResolver, 30_000);
+
 /**
  * Fetches and extracts one URL. Never throws: every problem is a result with its status code.
- * `resolver` is injectable for tests; the worker uses the system resolver.
+ * `resolver` is injectable for tests; the worker uses the system resolver behind a 30 s cache.
  */
-export async function fetchAndExtract(task: FetchExtractTask, resolver: Resolver = systemResolver): Promise<FetchExtractResult> {
+export async function fetchAndExtract(task: FetchExtractTask, resolver: Resolver = threadResolver): Promise<FetchExtractResult> {
   const res = await fetchGuarded(task.url, {
     userAgent: task.userAgent,
     timeoutMs: task.timeoutMs,
