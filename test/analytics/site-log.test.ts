@@ -106,7 +106,9 @@ svc.record('docs', { query: 'first', results: 1 });
 svc.record('docs', { query: 'first', results: 1 });
 svc.flush(); // aggregates written: aggregated_through = 2
 for (let i = 0; i < 300; i++) svc.record('docs', { query: 'q' + (i % 7), results: i % 3 });
-setTimeout(() => process.kill(process.pid, 'SIGKILL'), 50); // after the background chunks
+// Killed once the background chunks (100 per event-loop turn) have written every search.
+const waitWritten = () => (svc.pending === 0 ? process.kill(process.pid, 'SIGKILL') : setImmediate(waitWritten));
+setImmediate(waitWritten);
 `,
   );
   const out = spawnSync(process.execPath, ['--import', 'tsx', child], { encoding: 'utf8', cwd: join(import.meta.dirname, '../..') });
