@@ -139,14 +139,18 @@ export interface SuggestCacheStats {
   misses: number;
   shared: number;
   size: number;
+  /** Estimated memory of the entries (UTF-16 strings, and the frozen objects about as much). */
+  bytes: number;
 }
 
 /**
- * An LRU of suggest answers shared by all projects (one entry budget, so many projects cannot
- * multiply the memory). Main thread only; a `Map` in recency order (a hit re-inserts its key).
+ * An LRU of suggest answers shared by all projects (one entry and byte budget, so many projects
+ * cannot multiply the memory). Main thread only; a `Map` in recency order (a hit re-inserts its
+ * key).
  */
 export class SuggestCache {
-  private readonly entries = new Map<string, SuggestAnswer>();
+  private readonly entries = new Map<string, { answer: SuggestAnswer; bytes: number }>();
+  private bytes = 0;
   private readonly inflight = new Map<string, Promise<SuggestAnswer>>();
   private readonly ids = new WeakMap<object, number>();
   private nextId = 1;
@@ -155,8 +159,15 @@ export class SuggestCache {
   /** Misses answered by a search another request had already started ({@link getAsync}). */
   shared = 0;
 
-  /** @param maxEntries at most this many answers (≈ 0.5–3 KB each); 0 disables the cache. */
-  constructor(readonly maxEntries = 8192) {}
+  /**
+   * @param maxEntries at most this many answers (≈ 0.5–3 KB each); 0 disables the cache.
+   * @param maxBytes and at most this much estimated memory (answers with content snippets and
+   *   many content groups are larger), default 32 MiB.
+   */
+  constructor(
+    readonly maxEntries = 8192,
+    readonly maxBytes = 32 * 1024 * 1024,
+  ) {}
 
   /**
    * The suggest answer for `p` over the pinned `snap`: from the cache when the same project
@@ -201,27 +212,40 @@ export class SuggestCache {
 
   private lookup(key: string): SuggestAnswer | undefined {
     const cached = this.entries.get(key);
-    if (cached) {
-      this.hits++;
-      this.entries.delete(key);
-      this.entries.set(key, cached);
-    }
-    return cached;
+    if (!cached) return undefined;
+    this.hits++;
+    this.entries.delete(key);
+    this.entries.set(key, cached);
+    return cached.answer;
   }
 
   private store(key: string, answer: SuggestAnswer): SuggestAnswer {
-    this.entries.set(key, answer);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    // UTF-16 key and JSON, the frozen objects about as much again as the JSON, bookkeeping.
+    const bytes = 2 * key.length + 4 * answer.json.length + 256;
+    if (bytes > this.maxBytes) return answer;
+    const old = this.entries.get(key);
+    if (old) {
+      this.entries.delete(key);
+      this.bytes -= old.bytes;
+    }
+    this.entries.set(key, { answer, bytes });
+    this.bytes += bytes;
+    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
+      const [oldest, e] = this.entries.entries().next().value!;
+      this.entries.delete(oldest);
+      this.bytes -= e.bytes;
+    }
     return answer;
   }
 
   /** Drops every entry (tests; not needed for correctness: keys carry the generation). */
   clear(): void {
     this.entries.clear();
+    this.bytes = 0;
   }
 
   stats(): SuggestCacheStats {
-    return { hits: this.hits, misses: this.misses, shared: this.shared, size: this.entries.size };
+    return { hits: this.hits, misses: this.misses, shared: this.shared, size: this.entries.size, bytes: this.bytes };
   }
 
   private idOf(o: object): number {

@@ -101,7 +101,7 @@ t.test('a cached answer equals the uncached general search, on the first and eve
     }
   }
   const n = queries.length * VARIANTS.length;
-  t.same(cache.stats(), { hits: 2 * n, misses: n, shared: 0, size: n }, 'every later call was a hit');
+  t.match(cache.stats(), { hits: 2 * n, misses: n, shared: 0, size: n }, 'every later call was a hit');
   const promo = cache.get(snap, settings, params('promo'), owner).page;
   t.equal(promo.suggests._![0]!.suggestionHtml, '<b>Promo</b>', 'custom result carries suggestionHtml');
   t.equal(cache.get(snap, settings, params('home'), owner).page.redirect, 'https://s.test/');
@@ -168,7 +168,7 @@ t.test('the cache is bounded (LRU) and can be disabled', async (t) => {
 
   const off = new SuggestCache(0);
   t.same(off.get(snap, settings, params('cre'), owner).page, computeSuggestPage(snap, settings, params('cre'), owner));
-  t.same(off.stats(), { hits: 0, misses: 0, shared: 0, size: 0 }, 'maxEntries 0 stores nothing');
+  t.same(off.stats(), { hits: 0, misses: 0, shared: 0, size: 0, bytes: 0 }, 'maxEntries 0 stores nothing');
 });
 
 t.test('the response text equals JSON.stringify of the response object', async (t) => {
@@ -241,4 +241,28 @@ t.test('getAsync: a miss searches elsewhere (as JSON, like the search threads); 
   await t.rejects(cache.getAsync(snap, settings, params('vacu'), owner, flaky), /overloaded/);
   fail = false;
   t.equal((await cache.getAsync(snap, settings, params('vacu'), owner, flaky)).page.totalResults, 1, 'searched again after the failure');
+});
+
+t.test('the cache is bounded in bytes too', async (t) => {
+  const snap = snapshotOf([docs]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith();
+  const owner = {};
+  const one = answerOf(computeSuggestPage(snap, settings, params('cre', { includeContent: true }), owner));
+  const perEntry = 4 * one.json.length + 256;
+  // Room for about three answers of this size.
+  const cache = new SuggestCache(1000, Math.floor(3.5 * (perEntry + 400)));
+  const queries = ['cre', 'crea', 'creat', 'create', 'c', 'cr'];
+  for (const q of queries) cache.get(snap, settings, params(q, { includeContent: true }), owner);
+  const st = cache.stats();
+  t.ok(st.bytes <= cache.maxBytes, `${st.bytes} bytes ≤ ${cache.maxBytes}`);
+  t.ok(st.size < queries.length && st.size >= 2, `oldest answers evicted (${st.size} kept)`);
+  const misses = cache.stats().misses;
+  cache.get(snap, settings, params('cr', { includeContent: true }), owner);
+  t.equal(cache.stats().misses, misses, 'the newest answer is kept');
+  cache.get(snap, settings, params('cre', { includeContent: true }), owner);
+  t.equal(cache.stats().misses, misses + 1, 'the oldest was evicted');
+  const tiny = new SuggestCache(1000, 10);
+  t.same(tiny.get(snap, settings, params('cre'), owner).page, computeSuggestPage(snap, settings, params('cre'), owner), 'an answer larger than the budget is answered, not stored');
+  t.equal(tiny.stats().size, 0);
 });
