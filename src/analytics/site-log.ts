@@ -40,6 +40,9 @@ import { dayOf, floorHour } from './normalize.js';
  */
 export const AGGREGATE_EVERY_ROWS = 20_000;
 
+/** Searches per multi-row INSERT (6 parameters each; SQLite allows 32,766 per statement). */
+const INSERT_GROUP = 50;
+
 /** Length of the suggestion window in UTC days, today included (SPEC §6: "the last 90 days"). */
 export const SUGGESTION_WINDOW_DAYS = 90;
 
@@ -134,6 +137,7 @@ export class SiteQueryLog {
     setState: Database.Statement;
   };
   private readonly writeTx: (rows: LogRow[], aggregate: boolean) => SearchRow[];
+  private readonly insertGroupStmt: Database.Statement;
 
   /** Opens (creating if needed) the database at `file`; `now` seeds the suggestion window of a new file. */
   constructor(
@@ -188,11 +192,27 @@ export class SiteQueryLog {
       markDirty: this.db.prepare('INSERT OR IGNORE INTO dirty_hours(hour) VALUES (?)'),
       setState: this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)'),
     };
+    this.insertGroupStmt = this.db.prepare(
+      'INSERT INTO searches(at, query, results, filters, sort, visitor) VALUES ' + Array(INSERT_GROUP).fill('(?, ?, ?, ?, ?, ?)').join(', '),
+    );
     this.writeTx = this.db.transaction((rows: LogRow[], aggregate: boolean): SearchRow[] => {
       const counted: SearchRow[] = [];
+      // Searches go in as multi-row INSERTs of INSERT_GROUP rows (one statement call and one
+      // VDBE run per group instead of per row); ids stay in row order.
+      const group: SearchRow[] = [];
+      const insertGroup = () => {
+        if (group.length === 0) return;
+        const args: unknown[] = [];
+        for (const g of group) args.push(g.at, g.query, g.results, g.filters, g.sort, g.visitor);
+        const stmt = group.length === INSERT_GROUP ? this.insertGroupStmt : this.stmt.insertSearch;
+        if (group.length === INSERT_GROUP) this.pending.throughId = Number(stmt.run(...args).lastInsertRowid);
+        else for (const g of group) this.pending.throughId = Number(stmt.run(g.at, g.query, g.results, g.filters, g.sort, g.visitor).lastInsertRowid);
+        group.length = 0;
+      };
       for (const r of rows) {
         if (r.kind === 'search') {
-          const id = Number(this.stmt.insertSearch.run(r.at, r.query, r.results, r.filters, r.sort, r.visitor).lastInsertRowid);
+          group.push(r);
+          if (group.length === INSERT_GROUP) insertGroup();
           // Entries that arrive after their hour was closed (pushed late, clock skew) re-open it.
           if (this.closedThrough !== null && r.at < this.closedThrough) {
             this.stmt.markDirty.run(floorHour(r.at));
@@ -202,11 +222,11 @@ export class SiteQueryLog {
             this.addPending(r.query, r.at, r.results);
             counted.push(r);
           }
-          this.pending.throughId = id;
         } else {
           this.stmt.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
         }
       }
+      insertGroup();
       if (aggregate || this.pending.rows >= AGGREGATE_EVERY_ROWS) this.writePending();
       return counted;
     });
