@@ -156,6 +156,9 @@ export class ProjectRegistry {
     return new ProjectRegistry(new Database(path.join(dataDir, 'system.db')), opts);
   }
 
+  /** Site ids of existing projects, loaded on first use (see {@link hasProject}). */
+  private siteIds: Set<string> | null = null;
+
   private now(): string {
     return new Date(this.clock()).toISOString();
   }
@@ -175,6 +178,7 @@ export class ProjectRegistry {
       return this.insertKey(siteId, keyLabel);
     });
     const key = tx();
+    this.siteIds?.add(siteId);
     return { project, key };
   }
 
@@ -186,8 +190,14 @@ export class ProjectRegistry {
     return (this.stmt.getProject.get(siteId) as Project | undefined) ?? null;
   }
 
+  /**
+   * Whether the project exists. Answered from memory (every public search asks): the set of
+   * site ids is loaded once and kept in step by create/delete, the only writers of the table
+   * (the data dir is locked to this process).
+   */
   hasProject(siteId: string): boolean {
-    return this.getProject(siteId) !== null;
+    this.siteIds ??= new Set(this.listProjects().map((p) => p.siteId));
+    return this.siteIds.has(siteId);
   }
 
   /**
@@ -204,6 +214,7 @@ export class ProjectRegistry {
    */
   async deleteProject(siteId: string): Promise<boolean> {
     const changes = this.stmt.deleteProject.run(siteId).changes;
+    this.siteIds?.delete(siteId);
     this.settingsCache.delete(siteId);
     if (changes === 0) return false;
     for (const hook of this.deleteHooks) await hook(siteId);

@@ -128,3 +128,22 @@ t.test('settings: defaults, put, patch, updatedAt, listeners, persistence', asyn
   t.equal(again.getSettings('docs').suggest.minSearches, 4, 'persisted');
   t.type(new AppError('not_found', 'x'), Error);
 });
+
+t.test('hasProject answers from memory and follows create/delete and reopening', async (t) => {
+  const { dir, reg } = open(t);
+  t.notOk(reg.hasProject('alpha'), 'unknown before create (loads the set)');
+  reg.createProject('alpha');
+  t.ok(reg.hasProject('alpha'), 'created after the set was loaded');
+  reg.createProject('beta');
+  t.ok(reg.hasProject('beta'));
+  t.ok(await reg.deleteProject('alpha'));
+  t.notOk(reg.hasProject('alpha'), 'deleted');
+  t.ok(reg.hasProject('beta'));
+  reg.createProject('alpha');
+  t.ok(reg.hasProject('alpha'), 're-created');
+  // A registry opened later sees what the file holds.
+  const again = ProjectRegistry.open(dir);
+  t.teardown(() => again.close());
+  t.ok(again.hasProject('alpha') && again.hasProject('beta'));
+  t.notOk(again.hasProject('gamma'));
+});
