@@ -24,6 +24,8 @@ export interface Config {
   role: 'primary' | 'search';
   /** Worker-pool threads. */
   workers: number;
+  /** Nice value of pool threads while they build, merge or crawl (SITESIFT_WORKER_NICE). */
+  workerNice: number;
   /** Search threads (SITESIFT_SEARCH_THREADS); 0 searches on the main thread. */
   searchThreads: number;
   /** Memory for cached search answers in MiB (SITESIFT_SEARCH_CACHE_MB); 0 disables the cache. */
@@ -125,6 +127,7 @@ const SPECS: SettingSpec[] = [
   { key: 'masterKey', env: 'SITESIFT_MASTER_KEY', flag: 'master-key', parse: parseMasterKey },
   { key: 'role', env: 'SITESIFT_ROLE', flag: 'role', parse: parseEnum(['primary', 'search'] as const) },
   { key: 'workers', env: 'SITESIFT_WORKERS', flag: 'workers', parse: parseInteger(1, 256) },
+  { key: 'workerNice', env: 'SITESIFT_WORKER_NICE', flag: 'worker-nice', parse: parseInteger(0, 19) },
   { key: 'searchThreads', env: 'SITESIFT_SEARCH_THREADS', flag: 'search-threads', parse: parseInteger(0, 256) },
   { key: 'searchCacheMb', env: 'SITESIFT_SEARCH_CACHE_MB', flag: 'search-cache-mb', parse: parseInteger(0, 65536) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
@@ -152,6 +155,7 @@ export function defaultConfig(): Config {
     masterKey: null,
     role: 'primary',
     workers: Math.max(1, os.availableParallelism()),
+    workerNice: 10,
     searchThreads: Math.max(1, os.availableParallelism()),
     searchCacheMb: 64,
     snapshot: null,

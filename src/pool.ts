@@ -23,6 +23,11 @@ export interface PoolOptions {
   workers: number;
   /** Idle threads are stopped after this many ms (default 30 s); they restart on demand. */
   idleTimeoutMs?: number;
+  /**
+   * Nice value background tasks (builds, merges, crawling) lower their thread to
+   * (SITESIFT_WORKER_NICE; default 10; 0 keeps normal priority). See workers/index.ts.
+   */
+  nice?: number;
 }
 
 /**
@@ -37,6 +42,7 @@ export function createPool(opts: PoolOptions): Piscina {
     maxThreads: Math.max(1, opts.workers),
     idleTimeout: opts.idleTimeoutMs ?? 30_000,
     execArgv,
+    workerData: { nice: opts.nice ?? 10 },
   });
 }
 

@@ -61,4 +61,9 @@ t.test('threads that index or crawl yield the CPU to searches (nice value per th
   t.teardown(() => search.destroy());
   await t.rejects(runTask(search, 'search', {}));
   t.equal((await runTask<Ping>(search, 'ping')).priority, main, 'search thread not niced');
+  // SITESIFT_WORKER_NICE=0 keeps background threads at normal priority.
+  const plain = createPool({ workers: 1, nice: 0 });
+  t.teardown(() => plain.destroy());
+  await t.rejects(runTask(plain, 'merge-segments', {}));
+  t.equal((await runTask<Ping>(plain, 'ping')).priority, main, 'nice 0: not lowered');
 });

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { workerData } from 'node:worker_threads';
 
 export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'search'] as const;
 export type TaskName = (typeof TASKS)[number];
@@ -30,6 +31,8 @@ async function loadTask(task: TaskName): Promise<TaskModule> {
  * their thread's priority alone.
  */
 export const BACKGROUND_NICE = 10;
+/** The pool's setting (createPool's `nice`, from SITESIFT_WORKER_NICE), else the default. */
+const NICE = typeof (workerData as { nice?: unknown } | null)?.nice === 'number' ? (workerData as { nice: number }).nice : BACKGROUND_NICE;
 const FOREGROUND_TASKS: ReadonlySet<string> = new Set(['search', 'ping']);
 let niced = false;
 
@@ -38,7 +41,7 @@ function yieldToSearches(): void {
   if (niced) return;
   niced = true;
   try {
-    if (os.getPriority() < BACKGROUND_NICE) os.setPriority(BACKGROUND_NICE);
+    if (os.getPriority() < NICE) os.setPriority(NICE);
   } catch {
     // Not permitted here: indexing simply runs at normal priority.
   }
