@@ -108,6 +108,11 @@ export interface SegmentStoreOptions {
    * count on a 2-core machine).
    */
   parallelBuilds?: number;
+  /**
+   * Run the merge policy after a flush that leaves 16 or more segments, not only when the merge
+   * job calls (default true).
+   */
+  mergeOnFlush?: boolean;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
   pauseIn?: PausePoint;
 }
@@ -236,6 +241,8 @@ export class SegmentStore implements ProjectIndex {
   private readonly maxBufferedDocs: number;
   private readonly maxBufferedBytes: number;
   private readonly parallelBuilds: number;
+  private readonly mergeOnFlush: boolean;
+  private mergeQueued = false;
   private wal!: WriteLog;
 
   private gen!: Generation;
@@ -275,6 +282,7 @@ export class SegmentStore implements ProjectIndex {
     this.maxBufferedDocs = opts.maxBufferedDocs ?? 5_000;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
     this.parallelBuilds = Math.max(1, opts.parallelBuilds ?? 2);
+    this.mergeOnFlush = opts.mergeOnFlush ?? true;
   }
 
   /**
@@ -750,6 +758,22 @@ export class SegmentStore implements ProjectIndex {
     for (const w of done) w.resolve();
     this.wal.deleteCovered(this.committedSeq);
     this.scheduleRefresh();
+    this.mergeAfterFlush();
+  }
+
+  /**
+   * Once a flush leaves {@link MAX_SEGMENTS_DEFERRING_MERGES} or more segments, runs the merge
+   * policy right away instead of waiting for the merge job's minute tick: a bulk import
+   * otherwise ended with 35–52 segments, and every open segment costs each search thread a
+   * reader. Below that count merges stay with the job. One queued run at a time.
+   */
+  private mergeAfterFlush(): void {
+    if (!this.mergeOnFlush || this.mergeQueued || this.closed) return;
+    if (this.gen.views.length < MAX_SEGMENTS_DEFERRING_MERGES || !this.mergeDue()) return;
+    this.mergeQueued = true;
+    this.merge()
+      .catch((err: Error) => this.log?.error(`index ${this.siteId}: merge after flush failed: ${err.message}`))
+      .finally(() => (this.mergeQueued = false));
   }
 
   /** Forgets a segment that was built and opened but never published, and deletes its file. */

@@ -34,8 +34,9 @@ export function fakeClock(start = Date.UTC(2026, 0, 1)): () => number {
 }
 
 export async function openStore(dir: string, pool: TaskPool, extra: Partial<SegmentStoreOptions> = {}): Promise<SegmentStore> {
-  // A long refresh interval: tests flush explicitly instead of waiting for the timer.
-  return SegmentStore.open({ siteId: 'test', dir, pool, refreshMs: 60_000, clock: fakeClock(), ...extra });
+  // A long refresh interval: tests flush explicitly instead of waiting for the timer. Merges
+  // only when a test calls merge() (mergeOnFlush has its own test in merge.test.ts).
+  return SegmentStore.open({ siteId: 'test', dir, pool, refreshMs: 60_000, clock: fakeClock(), mergeOnFlush: false, ...extra });
 }
 
 /** Live rows of a snapshot: url → {seq, content} read through the segment readers. */

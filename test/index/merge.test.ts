@@ -4,7 +4,7 @@ import path from 'node:path';
 import { doc, liveRows, openStore, realPool, tempDir } from './helpers.js';
 import type { TaskPool } from '../../src/index/tasks.js';
 import type { WriteOp } from '../../src/index/contract.js';
-import type { SegmentStore } from '../../src/index/store.js';
+import { MAX_SEGMENTS_DEFERRING_MERGES, type SegmentStore } from '../../src/index/store.js';
 
 /** Wraps the real pool; results of `taskName` tasks are held until `release()` is called. */
 function gatedPool(inner: TaskPool, taskName = 'merge-segments') {
@@ -219,6 +219,32 @@ t.test('policy merges wait while segment builds are behind, and run once they ca
   t.ok(store.segments().length < 5, `merged after catching up (${store.segments().length} segments)`);
   const snap = store.acquire();
   t.equal(liveRows(snap).size, 8);
+  snap.release();
+  await store.close();
+});
+
+t.test('mergeOnFlush: a flush reaching the segment bound runs the policy without anyone calling merge()', async (t) => {
+  const real = realPool(t);
+  let merged!: () => void;
+  const mergeDone = new Promise<void>((r) => (merged = r));
+  const pool: TaskPool = {
+    async run(task) {
+      const result = await real.run(task);
+      if ((task as { task?: string }).task === 'merge-segments') merged();
+      return result;
+    },
+  };
+  const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
+  for (let s = 0; s < MAX_SEGMENTS_DEFERRING_MERGES - 1; s++) {
+    await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://f.test/${s}`, `flush ${s}`) }] as WriteOp[]);
+  }
+  t.equal(store.segments().length, MAX_SEGMENTS_DEFERRING_MERGES - 1, 'below the bound the flushes merge nothing');
+  await writeAndFlush(store, [{ op: 'upsert', doc: doc('https://f.test/last', 'flush last') }] as WriteOp[]);
+  await mergeDone;
+  await store.merge(); // waits for the queued policy run to finish
+  t.ok(store.segments().length < MAX_SEGMENTS_DEFERRING_MERGES, `merged after the flush that reached the bound (${store.segments().length} segments)`);
+  const snap = store.acquire();
+  t.equal(liveRows(snap).size, MAX_SEGMENTS_DEFERRING_MERGES);
   snap.release();
   await store.close();
 });
