@@ -728,6 +728,9 @@ const postingsCache = new Map<string, { p: Postings | null; bytes: number }>();
 let postingsCacheBytes = 0;
 let nextReaderSerial = 1;
 
+/** SQLite page cache (KiB) of each segment reader connection. */
+export const READER_CACHE_KB = 2048;
+
 /** Title and heading keys kept per reader (derived on demand for re-ranked hits). */
 const KEY_CACHE_SIZE = 20_000;
 
@@ -795,11 +798,21 @@ export class SegmentReader {
   static open(path: string): SegmentReader {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
+      // Decoded postings, doc values, cards and BM25F values are cached in JS already, and the
+      // OS caches the file: a small page cache per reader keeps memory flat as segments and
+      // search threads multiply (better-sqlite3's default is 16 MB per connection).
+      db.pragma(`cache_size = -${READER_CACHE_KB}`);
       return new SegmentReader(path, db);
     } catch (e) {
       db.close();
       throw e;
     }
+  }
+
+  /** This reader's SQLite page cache in KiB (tests, status). */
+  pageCacheKb(): number {
+    const v = this.db.pragma('cache_size', { simple: true }) as number;
+    return v < 0 ? -v : (v * (this.db.pragma('page_size', { simple: true }) as number)) / 1024;
   }
 
   /** Every row, in docId order. */

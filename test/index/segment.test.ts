@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { writeSegment, readRowColumns, SegmentReader, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
+import { writeSegment, readRowColumns, SegmentReader, NFIELDS, SEGMENT_FORMAT, READER_CACHE_KB } from '../../src/index/segment.js';
 import { makeDoc } from '../helpers/docs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));
@@ -25,6 +25,7 @@ t.test('writes and reads back rows, deletes, postings and phrases', async (t) =>
 
   const r = SegmentReader.open(file);
   t.teardown(() => r.close());
+  t.equal(r.pageCacheKb(), READER_CACHE_KB, 'readers keep a small SQLite page cache (not the 16 MB default)');
   const rows = r.rows();
   t.same(rows.map((x) => [x.id, x.url, x.seq, x.status]), [
     [0, 'https://x.test/tables', 3, 200],
