@@ -338,6 +338,42 @@ function safeSelect($: cheerio.CheerioAPI, sel: string): cheerio.Cheerio<AnyNode
 }
 
 /** What one pass over every element collects (each `$(selector)` would be a full traversal). */
+/** What the tree walk and the streaming scan both record from tag attributes alone. */
+type AttributeScan = Pick<PageScan, 'metas' | 'robots' | 'canonicalHref' | 'imageSrcHref' | 'anchors' | 'baseHref'>;
+
+/**
+ * Records what `meta`, `link`, `a`/`area` and `base` tags say (first value wins for metas,
+ * canonical, image_src and base; every link is kept). Other tags are ignored. Shared by the tree
+ * extractor and the streaming one so the two cannot drift apart here.
+ */
+function recordTagAttributes(scan: AttributeScan, name: string, a: Record<string, string | undefined>): void {
+  switch (name) {
+    case 'meta': {
+      const content = a.content;
+      if (content !== undefined) {
+        for (const key of [a.name, a.property, a.itemprop]) {
+          if (key && !scan.metas.has(key.toLowerCase())) scan.metas.set(key.toLowerCase(), content);
+        }
+        if (a.name && /^(robots|sitesift)$/i.test(a.name)) scan.robots.push(content);
+      }
+      break;
+    }
+    case 'link': {
+      const rel = (a.rel ?? '').toLowerCase().split(/\s+/);
+      if (rel.includes('canonical') && scan.canonicalHref === undefined) scan.canonicalHref = a.href;
+      if (rel.includes('image_src') && scan.imageSrcHref === undefined) scan.imageSrcHref = a.href;
+      break;
+    }
+    case 'a':
+    case 'area':
+      if (a.href !== undefined) scan.anchors.push({ href: a.href, rel: a.rel ?? '' });
+      break;
+    case 'base':
+      if (a.href !== undefined && scan.baseHref === undefined) scan.baseHref = a.href;
+      break;
+  }
+}
+
 interface PageScan {
   metas: Map<string, string>;
   robots: string[];
@@ -362,30 +398,8 @@ function scanPage(root: AnyNode): PageScan {
     if (n.type === 'tag' || n.type === 'script' || n.type === 'style') {
       const el = n as Element;
       const a = el.attribs;
+      recordTagAttributes(scan, el.name, a);
       switch (el.name) {
-        case 'meta': {
-          const content = a.content;
-          if (content !== undefined) {
-            for (const key of [a.name, a.property, a.itemprop]) {
-              if (key && !scan.metas.has(key.toLowerCase())) scan.metas.set(key.toLowerCase(), content);
-            }
-            if (a.name && /^(robots|sitesift)$/i.test(a.name)) scan.robots.push(content);
-          }
-          break;
-        }
-        case 'link': {
-          const rel = (a.rel ?? '').toLowerCase().split(/\s+/);
-          if (rel.includes('canonical') && scan.canonicalHref === undefined) scan.canonicalHref = a.href;
-          if (rel.includes('image_src') && scan.imageSrcHref === undefined) scan.imageSrcHref = a.href;
-          break;
-        }
-        case 'a':
-        case 'area':
-          if (a.href !== undefined) scan.anchors.push({ href: a.href, rel: a.rel ?? '' });
-          break;
-        case 'base':
-          if (a.href !== undefined && scan.baseHref === undefined) scan.baseHref = a.href;
-          break;
         case 'title':
           scan.title ??= el;
           break;
@@ -521,30 +535,8 @@ function streamPage(html: string): StreamScan {
       onopentag(name, a) {
         depth++;
         if (svgDepth === 0) {
+          recordTagAttributes(scan, name, a);
           switch (name) {
-            case 'meta': {
-              const content = a.content;
-              if (content !== undefined) {
-                for (const key of [a.name, a.property, a.itemprop]) {
-                  if (key && !scan.metas.has(key.toLowerCase())) scan.metas.set(key.toLowerCase(), content);
-                }
-                if (a.name && /^(robots|sitesift)$/i.test(a.name)) scan.robots.push(content);
-              }
-              break;
-            }
-            case 'link': {
-              const rel = (a.rel ?? '').toLowerCase().split(/\s+/);
-              if (rel.includes('canonical') && scan.canonicalHref === undefined) scan.canonicalHref = a.href;
-              if (rel.includes('image_src') && scan.imageSrcHref === undefined) scan.imageSrcHref = a.href;
-              break;
-            }
-            case 'a':
-            case 'area':
-              if (a.href !== undefined) scan.anchors.push({ href: a.href, rel: a.rel ?? '' });
-              break;
-            case 'base':
-              if (a.href !== undefined && scan.baseHref === undefined) scan.baseHref = a.href;
-              break;
             case 'title':
               if (scan.titleText === undefined) {
                 scan.titleText = '';
