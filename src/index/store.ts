@@ -118,19 +118,11 @@ export interface SegmentStoreOptions {
 }
 
 /** One published segment file and its immutable per-row columns. */
-interface SegState {
+interface SegState extends RowColumns {
   id: string;
   path: string;
   meta: ManifestSegment;
   reader: SegmentReader;
-  urls: string[];
-  seqs: Float64Array;
-  ats: Float64Array;
-  firstAts: Float64Array;
-  statuses: Uint16Array;
-  /** lengths[docId * F + f] */
-  lengths: Uint32Array;
-  deletes: SegmentDelete[];
   /** Generations (current or pinned) that list this segment. */
   genRefs: number;
 }

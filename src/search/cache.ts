@@ -19,6 +19,7 @@ import type { IndexSnapshot } from '../index/contract.js';
 import type { Settings } from '../types.js';
 import type { SearchOutcome } from './executor.js';
 import type { SearchParams } from './service.js';
+import { objectId } from './object-id.js';
 
 /** Counters of one {@link SearchCache}. */
 export interface SearchCacheStats {
@@ -31,8 +32,6 @@ export interface SearchCacheStats {
 /** An LRU of search answers shared by all projects, bounded in bytes (0 disables it). */
 export class SearchCache {
   private readonly entries = new Map<string, { outcome: SearchOutcome; bytes: number }>();
-  private readonly ids = new WeakMap<object, number>();
-  private nextId = 1;
   private bytes = 0;
   hits = 0;
   misses = 0;
@@ -76,16 +75,10 @@ export class SearchCache {
     return { hits: this.hits, misses: this.misses, entries: this.entries.size, bytes: this.bytes };
   }
 
-  private idOf(o: object): number {
-    let id = this.ids.get(o);
-    if (id === undefined) this.ids.set(o, (id = this.nextId++));
-    return id;
-  }
-
   private keyOf(owner: object, snap: IndexSnapshot, settings: Settings, p: SearchParams): string {
     // Every parameter, serialised whole (a parameter added later is part of the key by itself).
     // The raw query, not a normalised form: parsing looks at quotes, minus signs and a trailing
     // space (which ends the prefix word).
-    return JSON.stringify([this.idOf(owner), snap.generation, this.idOf(settings), p]);
+    return JSON.stringify([objectId(owner), snap.generation, objectId(settings), p]);
   }
 }

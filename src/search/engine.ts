@@ -18,6 +18,7 @@ import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
 import { typoBudget, Vocabulary, type FuzzyMatch } from './typo.js';
 import { type ActiveFilter, Facet, passes, sortKey, compareKeys, type SortKey } from './filters.js';
+import { objectId } from './object-id.js';
 
 export interface SearchRequest {
   query: string;
@@ -279,8 +280,6 @@ function releaseSlotHits(h: SlotHits): void {
 const IMPACT_CACHE_BYTES = 48 * 1024 * 1024;
 const impactLists = new Map<string, { p: Postings; imp: Float64Array; bytes: number }>();
 let impactBytes = 0;
-const readerIds = new WeakMap<object, number>();
-let nextReaderId = 1;
 
 /**
  * BM25F values of whole postings lists for one scoring setup (field weights, b, k1 and the
@@ -295,9 +294,7 @@ interface ImpactCache {
 }
 
 function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
-  let rid = readerIds.get(seg.reader);
-  if (rid === undefined) readerIds.set(seg.reader, (rid = nextReaderId++));
-  const prefix = `${rid}\u0000${scoringKey}\u0000`;
+  const prefix = `${objectId(seg.reader)}\u0000${scoringKey}\u0000`;
   return {
     get(term, p) {
       const k = prefix + term;

@@ -11,16 +11,12 @@ import type { IndexSnapshot } from '../index/contract.js';
 import { createPool } from '../pool.js';
 import type { Settings } from '../types.js';
 import { SearchCache } from './cache.js';
-import { snapshotSpec, type RemoteSearchResult } from './remote.js';
-import { search, type SearchParams } from './service.js';
+import { searchAnswer, snapshotSpec, type RemoteSearchResult } from './remote.js';
+import type { SearchParams } from './service.js';
+import { objectId } from './object-id.js';
 
 /** A finished search: the response body as JSON and the parts the route reads. */
-export interface SearchOutcome {
-  json: string;
-  totalResults: number;
-  sortingOptions: string[];
-  activeFilterOptions: Array<Record<string, unknown>>;
-}
+export type SearchOutcome = RemoteSearchResult;
 
 /** Runs searches over pinned snapshots. The caller keeps the snapshot pinned until it settles. */
 export interface SearchExecutor {
@@ -36,8 +32,7 @@ export class LocalSearchExecutor implements SearchExecutor {
   readonly threads = 0;
 
   async run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
-    const body = search(snap, settings, params, owner);
-    return { json: JSON.stringify(body), totalResults: body.totalResults, sortingOptions: body.sortingOptions, activeFilterOptions: body.activeFilterOptions };
+    return searchAnswer(snap, settings, params, owner);
   }
 
   async close(): Promise<void> {}
@@ -46,8 +41,6 @@ export class LocalSearchExecutor implements SearchExecutor {
 /** Searches on a dedicated pool of `threads` search threads. */
 export class ThreadSearchExecutor implements SearchExecutor {
   private readonly pool: Piscina;
-  private readonly ownerIds = new WeakMap<object, number>();
-  private nextOwner = 1;
 
   constructor(readonly threads: number) {
     // Threads start on the first search and then stay (a cold thread must reopen segments).
@@ -55,9 +48,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 
   async run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
-    let id = this.ownerIds.get(owner);
-    if (id === undefined) this.ownerIds.set(owner, (id = this.nextOwner++));
-    return (await this.pool.run({ task: 'search', snapshot: snapshotSpec(snap, id), settings, params })) as RemoteSearchResult;
+    return (await this.pool.run({ task: 'search', snapshot: snapshotSpec(snap, objectId(owner)), settings, params })) as RemoteSearchResult;
   }
 
   /** Lets searches already queued finish (their pins are released by their requests), then stops. */

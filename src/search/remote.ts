@@ -210,9 +210,13 @@ export class ThreadSnapshots {
   }
 }
 
+/** Runs {@link search} and serialises its answer (any thread: the main thread uses it too). */
+export function searchAnswer(snap: IndexSnapshot, settings: Settings, params: SearchParams, owner: object): RemoteSearchResult {
+  const body: SearchResponse = search(snap, settings, params, owner);
+  return { json: JSON.stringify(body), totalResults: body.totalResults, sortingOptions: body.sortingOptions, activeFilterOptions: body.activeFilterOptions };
+}
+
 /** Runs one search task against the thread's snapshots (search thread). */
 export function runRemoteSearch(cache: ThreadSnapshots, task: RemoteSearchTask): RemoteSearchResult {
-  const snap = cache.get(task.snapshot);
-  const body: SearchResponse = search(snap, task.settings, task.params, cache.owner(task.snapshot.owner));
-  return { json: JSON.stringify(body), totalResults: body.totalResults, sortingOptions: body.sortingOptions, activeFilterOptions: body.activeFilterOptions };
+  return searchAnswer(cache.get(task.snapshot), task.settings, task.params, cache.owner(task.snapshot.owner));
 }

@@ -24,6 +24,7 @@ import type { IndexSnapshot } from '../index/contract.js';
 import type { Settings } from '../types.js';
 import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './service.js';
+import { objectId } from './object-id.js';
 
 /** Suggest's own parameters (validated by the route). */
 export interface SuggestParams {
@@ -152,8 +153,6 @@ export class SuggestCache {
   private readonly entries = new Map<string, { answer: SuggestAnswer; bytes: number }>();
   private bytes = 0;
   private readonly inflight = new Map<string, Promise<SuggestAnswer>>();
-  private readonly ids = new WeakMap<object, number>();
-  private nextId = 1;
   hits = 0;
   misses = 0;
   /** Misses answered by a search another request had already started ({@link getAsync}). */
@@ -248,19 +247,13 @@ export class SuggestCache {
     return { hits: this.hits, misses: this.misses, shared: this.shared, size: this.entries.size, bytes: this.bytes };
   }
 
-  private idOf(o: object): number {
-    let id = this.ids.get(o);
-    if (id === undefined) this.ids.set(o, (id = this.nextId++));
-    return id;
-  }
-
   private keyOf(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): string {
     // Everything the answer depends on. The raw query, not a normalised form: parsing looks at
     // quotes, minus signs and a trailing space (which ends the prefix word).
     return JSON.stringify([
-      this.idOf(cacheOwner),
+      objectId(cacheOwner),
       snap.generation,
-      this.idOf(settings),
+      objectId(settings),
       p.query,
       p.limit,
       p.groupResults,

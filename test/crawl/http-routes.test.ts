@@ -7,16 +7,7 @@
 import t from 'tap';
 import { startTestServer, api } from '../helpers/server.js';
 import { startSiteServer } from './helpers/site-server.js';
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  // Polls the public API (the task is done in another component); bounded (a minute: the test
-  // machine may be busy), no fixed sleeps.
-  for (let i = 0; i < 2400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { until } from './helpers/until.js';
 
 t.test('crawl routes end to end', async (t) => {
   const site = await startSiteServer();

@@ -7,15 +7,7 @@
 import t from 'tap';
 import { startTestServer, api } from '../helpers/server.js';
 import { startSiteServer } from './helpers/site-server.js';
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  // Bounded polling (the machine may be busy): up to a minute.
-  for (let i = 0; i < 2400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { until } from './helpers/until.js';
 
 t.test('a JSON-pushed URL and the crawled URL of the same page are the same document', async (t) => {
   const site = await startSiteServer();
