@@ -3,12 +3,12 @@
  * Unicode NFKC, case and diacritics folding, word splitting, English stemming (wink-nlp) and
  * stop words. Pure functions plus per-thread caches; safe to call from any thread.
  */
-import winkNLP from 'wink-nlp';
-import model from 'wink-eng-lite-web-model';
-
-const nlp = winkNLP(model, []);
-const its = nlp.its;
-const modelStem = (model as unknown as { addons: { stem: (w: string) => string } }).addons.stem;
+// wink-nlp's Porter2 stemmer, the function behind `its.stem` (its English model's `addons.stem`),
+// imported on its own: loading the whole model for it costs ~56 MB of RSS in every thread that
+// analyses text (main, pool and search threads). The stop-word list beside it is wink-nlp's,
+// extracted once; test/search/analyze.test.ts checks both against wink-nlp itself.
+import modelStem from 'wink-eng-lite-web-model/dist/porter-stemmer.js';
+import { ENGLISH_STOP_WORDS } from './stop-words-en.js';
 
 // Letters that NFD does not decompose into base + mark.
 const SPECIAL_FOLDS: Record<string, string> = {
@@ -106,7 +106,6 @@ export function wordSpans(text: string): WordSpan[] {
 }
 
 const stemCache = new Map<string, string>();
-const stopCache = new Map<string, boolean>();
 
 /** Languages with a stemmer. */
 export function hasStemmer(language: string): boolean {
@@ -133,15 +132,9 @@ export function stem(word: string, language: string): string {
   return hasStemmer(language) ? stemEn(word) : word;
 }
 
-/** Whether `word` is an English stop word (wink-nlp's list). */
+/** Whether `word` (folded) is an English stop word (wink-nlp's list). */
 export function isEnglishStopWord(word: string): boolean {
-  let v = stopCache.get(word);
-  if (v === undefined) {
-    const flags = nlp.readDoc(word).tokens().out(its.stopWordFlag) as boolean[];
-    v = flags.length === 1 && flags[0] === true;
-    stopCache.set(word, v);
-  }
-  return v;
+  return ENGLISH_STOP_WORDS.has(word);
 }
 
 const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
