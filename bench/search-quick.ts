@@ -14,6 +14,12 @@ const snap = snapshotOf([docs.map((d) => makeDoc(PG_BASE + d.url, d.title, d.con
 const queries = loadPgQueries().map((q) => q.q);
 const owner = {};
 const run = (q: string) => search(snap, settings, { query: q, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC', offset: 0, limit: 10, includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null, groupResults: true, limitPerGroup: false }, owner);
+// DUMP=<file>: write every query's full answer (one JSON line each) for before/after comparisons
+// of rankings and answers (bench/compare-answers is a diff of two such files).
+if (process.env.DUMP) {
+  const fs = await import('node:fs');
+  fs.writeFileSync(process.env.DUMP, queries.map((q) => JSON.stringify({ q, answer: run(q) })).join('\n') + '\n');
+}
 for (const q of queries) run(q); // warm
 const times: number[] = [];
 const t0 = performance.now();

@@ -11,6 +11,7 @@ import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
+import { objectId } from './object-id.js';
 
 export interface SearchParams {
   query: string;
@@ -97,24 +98,35 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
   return null;
 }
 
-/** Result cards kept per segment reader (top results repeat across queries). */
-const CARD_CACHE_SIZE = 512;
-const cardCache = new WeakMap<object, Map<string, ResultCard>>();
+/**
+ * Result cards of this thread, all segments together, in a byte-bounded LRU in front of the
+ * SQLite read (top results repeat across queries; each card also keeps its text's word runs
+ * for snippets, see `snippet()`'s memo). Segments are immutable, so a card never goes stale;
+ * a closed reader's cards age out.
+ */
+const CARD_CACHE_BYTES = 48 * 1024 * 1024;
+const cardCache = new Map<string, { card: ResultCard; bytes: number }>();
+let cardBytes = 0;
 
-/** The stored fields of a hit, from a small per-segment LRU in front of the SQLite read. */
+/** The stored fields of a hit. */
 function cardOf(h: Hit, withContent: boolean): ResultCard {
-  let cache = cardCache.get(h.seg.reader);
-  if (!cache) cardCache.set(h.seg.reader, (cache = new Map()));
-  const key = (withContent ? 'c' : 'n') + h.id;
-  let card = cache.get(key);
-  if (card) {
-    cache.delete(key);
-    cache.set(key, card);
-    return card;
+  const key = `${objectId(h.seg.reader)}${withContent ? 'c' : 'n'}${h.id}`;
+  const e = cardCache.get(key);
+  if (e) {
+    cardCache.delete(key);
+    cardCache.set(key, e);
+    return e.card;
   }
-  card = h.seg.reader.card(h.id, withContent);
-  cache.set(key, card);
-  if (cache.size > CARD_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  const card = h.seg.reader.card(h.id, withContent);
+  // Strings at two bytes per character, plus about as much again for the content's word runs.
+  const bytes = 2 * (card.title.length + card.url.length + card.description.length) + 4 * card.content.length + 512;
+  cardCache.set(key, { card, bytes });
+  cardBytes += bytes;
+  for (const [k, v] of cardCache) {
+    if (cardBytes <= CARD_CACHE_BYTES) break;
+    cardCache.delete(k);
+    cardBytes -= v.bytes;
+  }
   return card;
 }
 
@@ -192,7 +204,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     };
     if (p.includeContent) {
       const text = e.content || e.description || '';
-      r.content = snippet(text, res.matched, { highlight: p.highlightQueryTerms, size: p.snippetSize });
+      r.content = snippet(text, res.matched, { highlight: p.highlightQueryTerms, size: p.snippetSize, memo: e });
     }
     return r;
   };

@@ -12,23 +12,40 @@ export function escapeHtml(s: string): string {
 
 /** Longest prefix of a page scanned for the best passage (keeps huge pages cheap). */
 const SCAN_LIMIT = 12_000;
-const matcherCache = new WeakMap<Set<string>, RegExp | null>();
 
-/** A case-insensitive regex matching exactly the ASCII words of `matched` as whole words. */
-function asciiMatcher(matched: Set<string>): RegExp | null {
-  let re = matcherCache.get(matched);
-  if (re === undefined) {
-    const words = [...matched].filter((w) => /^[a-z0-9]+$/.test(w)).sort((a, b) => b.length - a.length);
-    // Any non-ASCII character counts as a word character here (no 'u' flag: much faster).
-    re = words.length ? new RegExp(`(?<![A-Za-z0-9\\u0080-\\uffff])(?:${words.join('|')})(?![A-Za-z0-9\\u0080-\\uffff])`, 'gi') : null;
-    matcherCache.set(matched, re);
+/**
+ * The ASCII words of a matched set, keyed by a hash of their characters, with a 2,048-bit
+ * filter of those hashes in front: a scan looks at a word's string only when its hash is known.
+ */
+interface AsciiWords {
+  hashes: Set<number>;
+  filter: Uint32Array;
+  maxLen: number;
+}
+const asciiCache = new WeakMap<Set<string>, AsciiWords | null>();
+
+function asciiWords(matched: Set<string>): AsciiWords | null {
+  let a = asciiCache.get(matched);
+  if (a === undefined) {
+    const hashes = new Set<number>();
+    const filter = new Uint32Array(64);
+    let maxLen = 0;
+    for (const w of matched) {
+      if (!/^[a-z0-9]+$/.test(w)) continue;
+      let h = 0;
+      for (let i = 0; i < w.length; i++) h = (Math.imul(h, 31) + w.charCodeAt(i)) | 0;
+      hashes.add(h);
+      filter[(h >>> 5) & 63]! |= 1 << (h & 31);
+      if (w.length > maxLen) maxLen = w.length;
+    }
+    a = hashes.size ? { hashes, filter, maxLen } : null;
+    asciiCache.set(matched, a);
   }
-  return re;
+  return a;
 }
 // A letter, mark or digit outside ASCII (punctuation such as — or nbsp is skipped by the regex).
 const NON_ASCII_CHAR = /[^\x00-\x7f]/g;
 const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
-const NON_ASCII = /[^\x00-\x7f]/;
 const FOLDED_WORD = /[\p{L}\p{N}]+/gu;
 
 interface Span {
@@ -38,36 +55,126 @@ interface Span {
 }
 
 /**
- * Spans of the words of `text` (from `from` to `to`) whose folded form is in `matched`.
- * ASCII text takes a fast path (lower-casing is its whole folding).
+ * The words of `text[0, to)` a search may highlight, found once per text (a query-independent
+ * pass; texts of result cards recur across queries, so they are kept in a small LRU):
+ * - every maximal run of plain ASCII letters and digits bounded by other ASCII characters (a
+ *   run touching a non-ASCII code unit is part of a longer word and never matches as ASCII),
+ *   with a hash of its lower-cased characters;
+ * - every maximal run of letters, digits and marks holding a non-ASCII letter or digit, with
+ *   its folded words (the first of them in the matched set marks the run).
  */
-function matchedSpans(text: string, matched: Set<string>, from = 0, to = text.length): Span[] {
-  const out: Span[] = [];
-  const slice = from === 0 && to === text.length ? text : text.slice(from, to);
-  // Plain words: one regex of the matched words finds them without visiting every word.
-  const re = asciiMatcher(matched);
-  if (re) {
-    re.lastIndex = 0;
+interface WordRuns {
+  start: Int32Array;
+  end: Int32Array;
+  hash: Int32Array;
+  count: number;
+  /** Runs holding non-ASCII letters: [start, end, folded words]. */
+  other: Array<{ start: number; end: number; words: string[] }>;
+  /** Any non-ASCII code unit in the text (the other runs are looked at only then). */
+  nonAscii: boolean;
+  /** The text and the end of its scanned prefix. */
+  text: string;
+  to: number;
+}
+
+function wordRuns(text: string, to: number): WordRuns {
+  let start = new Int32Array(64);
+  let end = new Int32Array(64);
+  let hash = new Int32Array(64);
+  let count = 0;
+  let nonAscii = false;
+  let i = 0;
+  while (i < to) {
+    let c = text.charCodeAt(i);
+    // Skip separators (ASCII characters other than letters and digits).
+    if (c < 128 && !((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57))) {
+      i++;
+      continue;
+    }
+    const s = i;
+    let h = 0;
+    let ascii = true;
+    for (; i < to; i++) {
+      c = text.charCodeAt(i);
+      if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) h = (Math.imul(h, 31) + c) | 0;
+      else if (c >= 65 && c <= 90) h = (Math.imul(h, 31) + c + 32) | 0;
+      else if (c >= 128) ascii = false;
+      else break;
+    }
+    if (!ascii) {
+      nonAscii = true;
+      continue;
+    }
+    if (count === start.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      start = grow(start);
+      end = grow(end);
+      hash = grow(hash);
+    }
+    start[count] = s;
+    end[count] = i;
+    hash[count] = h;
+    count++;
+  }
+  const other: WordRuns['other'] = [];
+  if (nonAscii) {
+    const slice = to === text.length ? text : text.slice(0, to);
+    NON_ASCII_CHAR.lastIndex = 0;
     let m: RegExpExecArray | null;
-    while ((m = re.exec(slice)) !== null) {
-      out.push({ word: m[0].toLowerCase(), start: from + m.index, end: from + m.index + m[0].length });
+    while ((m = NON_ASCII_CHAR.exec(slice)) !== null) {
+      if (!WORD_CHAR.test(m[0])) continue;
+      let a = m.index;
+      let b = m.index + m[0].length;
+      while (a > 0 && WORD_CHAR.test(slice[a - 1]!)) a--;
+      while (b < slice.length && WORD_CHAR.test(slice[b]!)) b++;
+      NON_ASCII_CHAR.lastIndex = b;
+      other.push({ start: a, end: b, words: fold(slice.slice(a, b)).match(FOLDED_WORD) ?? [] });
     }
   }
-  if (!NON_ASCII.test(slice)) return out;
-  // Words holding other characters (rare): fold each and look it up.
-  NON_ASCII_CHAR.lastIndex = 0;
-  let m: RegExpExecArray | null;
+  return { start, end, hash, count, other, nonAscii, text, to };
+}
+
+/** Word runs of texts handed over with a memo object (a cached result card): kept as long as it. */
+const runsMemo = new WeakMap<object, WordRuns>();
+
+function runsOf(text: string, to: number, memo?: object): WordRuns {
+  if (!memo) return wordRuns(text, to);
+  let r = runsMemo.get(memo);
+  if (r && r.to === to && r.text === text) return r;
+  r = wordRuns(text, to);
+  runsMemo.set(memo, r);
+  return r;
+}
+
+/**
+ * Spans of the words of `text[0, to)` whose folded form is in `matched`, in text order. ASCII
+ * words are matched by the hash of their lower-cased characters (lower-casing is their whole
+ * folding), other words by their folded forms.
+ */
+function matchedSpans(text: string, matched: Set<string>, to = text.length, memo?: object): Span[] {
+  const out: Span[] = [];
+  const runs = runsOf(text, to, memo);
+  const aw = asciiWords(matched);
+  if (aw) {
+    const { hashes, filter, maxLen } = aw;
+    const { start, end, hash, count } = runs;
+    for (let k = 0; k < count; k++) {
+      const h = hash[k]!;
+      if ((filter[(h >>> 5) & 63]! & (1 << (h & 31))) === 0 || end[k]! - start[k]! > maxLen || !hashes.has(h)) continue;
+      const word = text.slice(start[k]!, end[k]!).toLowerCase();
+      if (matched.has(word)) out.push({ word, start: start[k]!, end: end[k]! });
+    }
+  }
+  if (!runs.nonAscii) return out;
   let added = false;
-  while ((m = NON_ASCII_CHAR.exec(slice)) !== null) {
-    if (!WORD_CHAR.test(m[0])) continue;
-    let a = m.index;
-    let b = m.index + m[0].length;
-    while (a > 0 && WORD_CHAR.test(slice[a - 1]!)) a--;
-    while (b < slice.length && WORD_CHAR.test(slice[b]!)) b++;
-    NON_ASCII_CHAR.lastIndex = b;
-    for (const w of fold(slice.slice(a, b)).match(FOLDED_WORD) ?? []) {
+  for (const r of runs.other) {
+    for (const w of r.words) {
       if (matched.has(w)) {
-        out.push({ word: w, start: from + a, end: from + b });
+        out.push({ word: w, start: r.start, end: r.end });
         added = true;
         break;
       }
@@ -116,11 +223,13 @@ function wordEndAtOrBefore(text: string, i: number): number {
  * The best passage of `text` of about `size` characters (default 240, within 200–300): the
  * window holding the most distinct matched words (then the most matches), cut on word
  * boundaries with `…` where text was cut. The start of the text when nothing matched.
+ * `memo`: an object that lives as long as `text` does (a cached result card); the text's word
+ * runs are then found once and kept with it.
  */
-export function snippet(text: string, matched: Set<string>, opts: { size?: number; highlight: boolean }): string {
+export function snippet(text: string, matched: Set<string>, opts: { size?: number; highlight: boolean; memo?: object }): string {
   const size = opts.size ?? 240;
   const scanTo = Math.min(text.length, SCAN_LIMIT);
-  const spans = matched.size ? matchedSpans(text, matched, 0, scanTo) : [];
+  const spans = matched.size ? matchedSpans(text, matched, scanTo, opts.memo) : [];
   let from = 0;
   if (spans.length > 0) {
     // Two pointers over the matches: the window [i, j) spans at most `size` characters.
