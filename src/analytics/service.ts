@@ -11,16 +11,20 @@
  *
  * Write path: {@link QueryLogService.record} / {@link QueryLogService.recordEvent} only
  * normalise, hash and push to an in-memory queue (a few µs, never throws, never touches
- * disk). A timer flushes the queue at least every second (and as soon as it holds
- * {@link QueryLogOptions.maxBatch} entries, on the next tick), one transaction per project,
- * so a crash loses at most the last second and a search never waits for SQLite.
+ * disk). A timer hands the queue over at least every second (and as soon as it holds
+ * {@link QueryLogOptions.maxBatch} entries, on the next tick) to the query-log writer thread
+ * (src/analytics/writer.ts, started by {@link QueryLogService.start}), which commits it at
+ * once, one transaction per project: a crash loses at most the last second, a search never
+ * waits for SQLite, and the inserts do not run on the main thread. Without the thread (not
+ * started, or failed) the same batches are written on the main thread.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnalyticsSettings } from '../types.js';
 import { badParam } from '../errors.js';
-import { VisitorHasher, normaliseQuery } from './normalize.js';
-import { SiteQueryLog, type LogRow } from './site-log.js';
+import { VisitorHasher, dayOf, normaliseQuery } from './normalize.js';
+import { SiteQueryLog, type LogRow, type SearchRow } from './site-log.js';
+import { LogWriterThread, type WriterBatch } from './writer.js';
 import { rollupSite, type RollupOptions, type RollupResult } from './rollup.js';
 import {
   noResultQueries,
@@ -94,6 +98,11 @@ export interface QueryLogOptions {
    * searches on a large log). {@link QueryLogService.flush} still writes everything at once.
    */
   writeChunk?: number;
+  /**
+   * {@link QueryLogService.start} starts the writer thread (default true); false keeps every
+   * write on the main thread.
+   */
+  writerThread?: boolean;
 }
 
 /** Range arguments of the reports: UNIX seconds, validated by the route (start < end). */
@@ -109,18 +118,30 @@ export class QueryLogService {
   private timer: NodeJS.Timeout | null = null;
   private flushScheduled = false;
   private closed = false;
+  private writer: LogWriterThread | null = null;
   /** Entries dropped because the queue was full (exposed for status/metrics). */
   dropped = 0;
 
   constructor(private readonly opts: QueryLogOptions) {}
 
   /**
-   * Starts the periodic writer (server start) and warms every project's suggestion index, one
-   * project per event-loop turn, so the first `/sites/suggest` after a restart does not pay
-   * the load. Tests usually call {@link flush} instead.
+   * Starts the writer thread and the periodic hand-over to it (server start), and warms every
+   * project's suggestion index, one project per event-loop turn, so the first
+   * `/sites/suggest` after a restart does not pay the load. Tests usually call {@link flush}
+   * instead.
    */
   start(): void {
     if (this.timer) return;
+    if (this.opts.writerThread !== false && !this.closed) {
+      try {
+        this.writer = new LogWriterThread({
+          onWritten: (siteId, rows, windowStartDay) => this.written(siteId, rows, windowStartDay),
+          onError: (err, context) => this.opts.onError?.(err, context),
+        });
+      } catch (err) {
+        this.opts.onError?.(err, 'querylog.writer-thread');
+      }
+    }
     this.timer = setInterval(() => this.drain(), this.opts.flushIntervalMs ?? 1000);
     this.timer.unref();
     const warm = (ids: string[]): void => {
@@ -209,6 +230,12 @@ export class QueryLogService {
   private drain(): void {
     this.flushScheduled = false;
     if (this.queue.length === 0 || this.closed) return;
+    if (this.writer?.alive) {
+      const batch = this.queue;
+      this.queue = [];
+      this.handOver(batch);
+      return;
+    }
     const chunk = Math.max(1, this.opts.writeChunk ?? 250);
     const batch = this.queue.length <= chunk ? this.queue : this.queue.slice(0, chunk);
     this.queue = batch === this.queue ? [] : this.queue.slice(chunk);
@@ -218,6 +245,49 @@ export class QueryLogService {
       this.flushScheduled = true;
       setImmediate(() => this.drain());
     }
+  }
+
+  /**
+   * Sends `batch` to the writer thread, one batch per project. The main connection of each
+   * project is opened first (creating the file, counting what a crash left unaggregated), so
+   * the thread only ever appends to a file the main thread has prepared.
+   */
+  private handOver(batch: Array<{ siteId: string; row: LogRow }>): void {
+    const bySite = new Map<string, LogRow[]>();
+    for (const { siteId, row } of batch) {
+      let rows = bySite.get(siteId);
+      if (!rows) bySite.set(siteId, (rows = []));
+      rows.push(row);
+    }
+    const sites: WriterBatch[] = [];
+    for (const [siteId, rows] of bySite) {
+      try {
+        if (!this.sitesOpen.has(siteId) && this.opts.settingsOf && this.opts.settingsOf(siteId) === undefined) continue;
+        sites.push({ siteId, file: this.site(siteId).file, rows });
+      } catch (err) {
+        this.opts.onError?.(err, `querylog.flush ${siteId}`);
+      }
+    }
+    this.writer!.write(sites);
+  }
+
+  /** The writer thread committed `rows` of `siteId`: mirror the counted searches in memory. */
+  private written(siteId: string, rows: LogRow[], windowStartDay: number): void {
+    const log = this.sitesOpen.get(siteId);
+    if (!log) return;
+    const counted: SearchRow[] = [];
+    for (const r of rows) if (r.kind === 'search' && dayOf(r.at) >= windowStartDay) counted.push(r);
+    log.noteCounted(counted);
+  }
+
+  /** The writer thread, when started: whether it runs and how many batches it committed (tests, status). */
+  get writerThread(): { alive: boolean; batches: number; inFlight: number } | null {
+    return this.writer ? { alive: this.writer.alive, batches: this.writer.batches, inFlight: this.writer.pending } : null;
+  }
+
+  /** Resolves when the writer thread has answered every batch handed over so far (tests). */
+  writerIdle(): Promise<void> {
+    return this.writer ? this.writer.idle() : Promise.resolve();
   }
 
   /** Entries waiting for the writer. */
@@ -232,6 +302,8 @@ export class QueryLogService {
    */
   flush(): void {
     this.flushScheduled = false;
+    // What the writer thread was sent commits first (older ids, and its pending aggregates).
+    this.writer?.sync();
     if (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
@@ -343,6 +415,7 @@ export class QueryLogService {
    */
   dropSite(siteId: string): void {
     this.queue = this.queue.filter((e) => e.siteId !== siteId);
+    this.writer?.closeSite(siteId);
     this.sitesOpen.get(siteId)?.close();
     this.sitesOpen.delete(siteId);
   }
@@ -352,6 +425,8 @@ export class QueryLogService {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.flush();
+    this.writer?.close();
+    this.writer = null;
     this.closed = true;
     for (const log of this.sitesOpen.values()) log.close();
     this.sitesOpen.clear();
@@ -362,7 +437,10 @@ export class QueryLogService {
     let log = this.sitesOpen.get(siteId);
     if (!log) {
       if (!SITE_ID.test(siteId)) throw badParam('site', 'site is not a valid site ID.');
-      log = new SiteQueryLog(siteId, join(this.opts.dataDir, 'projects', siteId, 'querylog.db'), this.opts.clock());
+      log = new SiteQueryLog(siteId, join(this.opts.dataDir, 'projects', siteId, 'querylog.db'), this.opts.clock(), {
+        // The writer thread commits this project's batches and aggregates before this connection writes.
+        beforeWrite: () => this.writer?.sync(siteId),
+      });
       this.sitesOpen.set(siteId, log);
     }
     return log;

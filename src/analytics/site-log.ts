@@ -115,6 +115,131 @@ function migrateQueryDays(db: Database.Database): void {
   })();
 }
 
+/** Options of a {@link SiteQueryLog}. */
+export interface SiteQueryLogOptions {
+  /**
+   * Called before this connection writes searches, suggestion aggregates or moves the window
+   * (main thread): the query-log writer thread commits what it was sent for this project and
+   * its pending aggregates first, so ids and `aggregated_through` stay in order.
+   */
+  beforeWrite?: () => void;
+}
+
+/**
+ * Inserts log rows and keeps the suggestion aggregates of the inserted searches pending until
+ * {@link LogInserter.writePending}. Works on any connection to a query-log file: the main
+ * thread's {@link SiteQueryLog}, and the query-log writer thread's own connection
+ * (src/analytics/writer-thread.ts). Every method runs inside the caller's transaction.
+ */
+export class LogInserter {
+  /**
+   * Counted searches written to `searches` but not yet added to `query_days`/`query_totals`
+   * (see {@link AGGREGATE_EVERY_ROWS}); `throughId` is the highest such `searches.id`.
+   */
+  readonly pending = { days: new Map<string, { query: string; day: number; n: number }>(), queries: new Map<string, { query: string; n: number; results: number; at: number }>(), rows: 0, throughId: 0 };
+  private readonly insertSearch: Database.Statement;
+  private readonly insertGroupStmt: Database.Statement;
+  private readonly insertEvent: Database.Statement;
+  private readonly addDay: Database.Statement;
+  private readonly addTotal: Database.Statement;
+  private readonly markDirty: Database.Statement;
+  private readonly setThrough: Database.Statement;
+
+  constructor(readonly db: Database.Database) {
+    this.insertSearch = db.prepare('INSERT INTO searches(at, query, results, filters, sort, visitor) VALUES (?, ?, ?, ?, ?, ?)');
+    this.insertGroupStmt = db.prepare(
+      'INSERT INTO searches(at, query, results, filters, sort, visitor) VALUES ' + Array(INSERT_GROUP).fill('(?, ?, ?, ?, ?, ?)').join(', '),
+    );
+    this.insertEvent = db.prepare(
+      'INSERT INTO events(at, query, action, time_to_action, link, position, visitor) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.addDay = db.prepare(
+      'INSERT INTO query_days(day, query, count) VALUES (?, ?, ?) ON CONFLICT(day, query) DO UPDATE SET count = count + excluded.count',
+    );
+    this.addTotal = db.prepare(
+      `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (@query, @n, @results, @at)
+       ON CONFLICT(query) DO UPDATE SET count = count + @n,
+         last_results = CASE WHEN @at >= last_at THEN @results ELSE last_results END,
+         last_at = MAX(last_at, @at)`,
+    );
+    this.markDirty = db.prepare('INSERT OR IGNORE INTO dirty_hours(hour) VALUES (?)');
+    // Never backwards: two connections (main thread, writer thread) aggregate in turns, and a
+    // stale watermark would make the next open count searches a second time.
+    this.setThrough = db.prepare(
+      "INSERT INTO state(key, value) VALUES ('aggregated_through', ?) ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)",
+    );
+  }
+
+  /**
+   * Inserts `rows` (oldest first) and counts the searches of the suggestion window (from
+   * `windowStartDay`) into the pending aggregates; an entry older than `closedThrough` (a
+   * closed hour bucket) marks its hour dirty. Returns the counted searches.
+   */
+  insert(rows: LogRow[], closedThrough: number | null, windowStartDay: number): SearchRow[] {
+    const counted: SearchRow[] = [];
+    // Searches go in as multi-row INSERTs of INSERT_GROUP rows (one statement call and one
+    // VDBE run per group instead of per row); ids stay in row order.
+    const group: SearchRow[] = [];
+    const insertGroup = () => {
+      if (group.length === 0) return;
+      if (group.length === INSERT_GROUP) {
+        const args: unknown[] = [];
+        for (const g of group) args.push(g.at, g.query, g.results, g.filters, g.sort, g.visitor);
+        this.pending.throughId = Number(this.insertGroupStmt.run(...args).lastInsertRowid);
+      } else {
+        for (const g of group) this.pending.throughId = Number(this.insertSearch.run(g.at, g.query, g.results, g.filters, g.sort, g.visitor).lastInsertRowid);
+      }
+      group.length = 0;
+    };
+    for (const r of rows) {
+      if (r.kind === 'search') {
+        group.push(r);
+        if (group.length === INSERT_GROUP) insertGroup();
+        // Entries that arrive after their hour was closed (pushed late, clock skew) re-open it.
+        if (closedThrough !== null && r.at < closedThrough) this.markDirty.run(floorHour(r.at));
+        // Only searches inside the window count for suggestions (an expired day never comes back).
+        if (dayOf(r.at) >= windowStartDay) {
+          this.addPending(r.query, r.at, r.results);
+          counted.push(r);
+        }
+      } else {
+        this.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
+      }
+    }
+    insertGroup();
+    return counted;
+  }
+
+  /** Counts one search of the window into the pending aggregates. */
+  addPending(query: string, at: number, results: number): void {
+    const day = dayOf(at);
+    const dayKey = `${day}\u0000${query}`;
+    const d = this.pending.days.get(dayKey);
+    if (d) d.n++;
+    else this.pending.days.set(dayKey, { query, day, n: 1 });
+    const q = this.pending.queries.get(query);
+    if (!q) this.pending.queries.set(query, { query, n: 1, results, at });
+    else {
+      q.n++;
+      if (at >= q.at) {
+        q.at = at;
+        q.results = results;
+      }
+    }
+    this.pending.rows++;
+  }
+
+  /** Upserts the pending aggregates and moves `aggregated_through`; call inside a transaction. */
+  writePending(): void {
+    for (const d of this.pending.days.values()) this.addDay.run(d.day, d.query, d.n);
+    for (const q of this.pending.queries.values()) this.addTotal.run(q);
+    if (this.pending.throughId > 0) this.setThrough.run(this.pending.throughId);
+    this.pending.days.clear();
+    this.pending.queries.clear();
+    this.pending.rows = 0;
+  }
+}
+
 export class SiteQueryLog {
   readonly db: Database.Database;
   /** End (ms, exclusive) of the last closed hour bucket; null before the first rollup. */
@@ -122,29 +247,19 @@ export class SiteQueryLog {
   /** First UTC day inside the suggestion window. */
   windowStartDay: number;
   private suggestions: SuggestionIndex | null = null;
-  /**
-   * Counted searches written to `searches` but not yet added to `query_days`/`query_totals`
-   * (see {@link AGGREGATE_EVERY_ROWS}); `throughId` is the highest such `searches.id`.
-   */
-  private pending = { days: new Map<string, { query: string; day: number; n: number }>(), queries: new Map<string, { query: string; n: number; results: number; at: number }>(), rows: 0, throughId: 0 };
-
-  private readonly stmt: {
-    insertSearch: Database.Statement;
-    insertEvent: Database.Statement;
-    addDay: Database.Statement;
-    addTotal: Database.Statement;
-    markDirty: Database.Statement;
-    setState: Database.Statement;
-  };
+  private readonly inserter: LogInserter;
   private readonly writeTx: (rows: LogRow[], aggregate: boolean) => SearchRow[];
-  private readonly insertGroupStmt: Database.Statement;
+  /** See {@link SiteQueryLogOptions.beforeWrite}. */
+  private readonly beforeWrite: () => void;
 
   /** Opens (creating if needed) the database at `file`; `now` seeds the suggestion window of a new file. */
   constructor(
     readonly siteId: string,
     readonly file: string,
     now: number,
+    opts: SiteQueryLogOptions = {},
   ) {
+    this.beforeWrite = opts.beforeWrite ?? (() => {});
     mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
@@ -173,93 +288,13 @@ export class SiteQueryLog {
     } else {
       this.windowStartDay = start;
     }
-    this.stmt = {
-      insertSearch: this.db.prepare(
-        'INSERT INTO searches(at, query, results, filters, sort, visitor) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      insertEvent: this.db.prepare(
-        'INSERT INTO events(at, query, action, time_to_action, link, position, visitor) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      addDay: this.db.prepare(
-        'INSERT INTO query_days(day, query, count) VALUES (?, ?, ?) ON CONFLICT(day, query) DO UPDATE SET count = count + excluded.count',
-      ),
-      addTotal: this.db.prepare(
-        `INSERT INTO query_totals(query, count, last_results, last_at) VALUES (@query, @n, @results, @at)
-         ON CONFLICT(query) DO UPDATE SET count = count + @n,
-           last_results = CASE WHEN @at >= last_at THEN @results ELSE last_results END,
-           last_at = MAX(last_at, @at)`,
-      ),
-      markDirty: this.db.prepare('INSERT OR IGNORE INTO dirty_hours(hour) VALUES (?)'),
-      setState: this.db.prepare('INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)'),
-    };
-    this.insertGroupStmt = this.db.prepare(
-      'INSERT INTO searches(at, query, results, filters, sort, visitor) VALUES ' + Array(INSERT_GROUP).fill('(?, ?, ?, ?, ?, ?)').join(', '),
-    );
+    this.inserter = new LogInserter(this.db);
     this.writeTx = this.db.transaction((rows: LogRow[], aggregate: boolean): SearchRow[] => {
-      const counted: SearchRow[] = [];
-      // Searches go in as multi-row INSERTs of INSERT_GROUP rows (one statement call and one
-      // VDBE run per group instead of per row); ids stay in row order.
-      const group: SearchRow[] = [];
-      const insertGroup = () => {
-        if (group.length === 0) return;
-        const args: unknown[] = [];
-        for (const g of group) args.push(g.at, g.query, g.results, g.filters, g.sort, g.visitor);
-        const stmt = group.length === INSERT_GROUP ? this.insertGroupStmt : this.stmt.insertSearch;
-        if (group.length === INSERT_GROUP) this.pending.throughId = Number(stmt.run(...args).lastInsertRowid);
-        else for (const g of group) this.pending.throughId = Number(stmt.run(g.at, g.query, g.results, g.filters, g.sort, g.visitor).lastInsertRowid);
-        group.length = 0;
-      };
-      for (const r of rows) {
-        if (r.kind === 'search') {
-          group.push(r);
-          if (group.length === INSERT_GROUP) insertGroup();
-          // Entries that arrive after their hour was closed (pushed late, clock skew) re-open it.
-          if (this.closedThrough !== null && r.at < this.closedThrough) {
-            this.stmt.markDirty.run(floorHour(r.at));
-          }
-          // Only searches inside the window count for suggestions (an expired day never comes back).
-          if (dayOf(r.at) >= this.windowStartDay) {
-            this.addPending(r.query, r.at, r.results);
-            counted.push(r);
-          }
-        } else {
-          this.stmt.insertEvent.run(r.at, r.query, r.action, r.timeToAction, r.link, r.position, r.visitor);
-        }
-      }
-      insertGroup();
-      if (aggregate || this.pending.rows >= AGGREGATE_EVERY_ROWS) this.writePending();
+      const counted = this.inserter.insert(rows, this.closedThrough, this.windowStartDay);
+      if (aggregate || this.inserter.pending.rows >= AGGREGATE_EVERY_ROWS) this.inserter.writePending();
       return counted;
     });
     this.catchUpAggregates();
-  }
-
-  /** Counts one search of the window into the pending aggregates. */
-  private addPending(query: string, at: number, results: number): void {
-    const day = dayOf(at);
-    const dayKey = `${day}\u0000${query}`;
-    const d = this.pending.days.get(dayKey);
-    if (d) d.n++;
-    else this.pending.days.set(dayKey, { query, day, n: 1 });
-    const q = this.pending.queries.get(query);
-    if (!q) this.pending.queries.set(query, { query, n: 1, results, at });
-    else {
-      q.n++;
-      if (at >= q.at) {
-        q.at = at;
-        q.results = results;
-      }
-    }
-    this.pending.rows++;
-  }
-
-  /** Upserts the pending aggregates and moves `aggregated_through`; call inside a transaction. */
-  private writePending(): void {
-    for (const d of this.pending.days.values()) this.stmt.addDay.run(d.day, d.query, d.n);
-    for (const q of this.pending.queries.values()) this.stmt.addTotal.run(q);
-    if (this.pending.throughId > 0) this.stmt.setState.run('aggregated_through', this.pending.throughId);
-    this.pending.days.clear();
-    this.pending.queries.clear();
-    this.pending.rows = 0;
   }
 
   /**
@@ -267,8 +302,12 @@ export class SiteQueryLog {
    * `query_days`/`query_totals`: the window move, the suggestion index load, close.
    */
   writeAggregates(): void {
-    if (this.pending.rows === 0 && this.pending.throughId <= (this.getState('aggregated_through') ?? 0)) return;
-    this.db.transaction(() => this.writePending())();
+    // The writer thread's pending aggregates (older searches) go first: aggregated_through
+    // must never pass a search that is not counted yet.
+    this.beforeWrite();
+    const pending = this.inserter.pending;
+    if (pending.rows === 0 && pending.throughId <= (this.getState('aggregated_through') ?? 0)) return;
+    this.db.transaction(() => this.inserter.writePending())();
   }
 
   /**
@@ -289,8 +328,8 @@ export class SiteQueryLog {
       .raw()
       .iterate(through) as IterableIterator<[number, number, string, number]>;
     for (const [id, at, query, results] of rows) {
-      if (dayOf(at) >= this.windowStartDay) this.addPending(query, at, results);
-      this.pending.throughId = id;
+      if (dayOf(at) >= this.windowStartDay) this.inserter.addPending(query, at, results);
+      this.inserter.pending.throughId = id;
     }
     this.writeAggregates();
   }
@@ -310,7 +349,15 @@ export class SiteQueryLog {
    * {@link AGGREGATE_EVERY_ROWS} counted searches are pending, else with a later batch.
    */
   write(rows: LogRow[], aggregate = true): void {
-    const counted = this.writeTx(rows, aggregate);
+    this.beforeWrite();
+    this.noteCounted(this.writeTx(rows, aggregate));
+  }
+
+  /**
+   * Mirrors searches committed to `searches` (by this connection or the writer thread) and
+   * counted for suggestions into the in-memory index, when it is loaded.
+   */
+  noteCounted(counted: readonly SearchRow[]): void {
     if (this.suggestions) for (const r of counted) this.suggestions.add(r.query, 1, r.results, r.at);
   }
 
@@ -354,7 +401,7 @@ export class SiteQueryLog {
       for (const [query, n] of gone) sub.run(n, query);
       this.db.prepare('DELETE FROM query_totals WHERE count <= 0').run();
       this.db.prepare('DELETE FROM query_days WHERE day < ?').run(newStart);
-      this.stmt.setState.run('window_start_day', newStart);
+      this.setState('window_start_day', newStart);
       return gone;
     })();
     this.windowStartDay = newStart;
