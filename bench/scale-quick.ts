@@ -32,6 +32,8 @@ console.log(`built ${scale * base.length} docs in ${((performance.now() - t0) / 
 const queries = loadPgQueries().map((q) => q.q).slice(0, Number(process.env.NQ ?? 300));
 const owner = {};
 const run = (q: string) => search(snap, settings, { query: q, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC', offset: 0, limit: 10, includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null, groupResults: true, limitPerGroup: false }, owner);
+// DUMP=<file>: every query's full answer, one JSON line each (before/after comparisons).
+if (process.env.DUMP) fs.writeFileSync(process.env.DUMP, queries.map((q) => JSON.stringify({ q, answer: run(q) })).join('\n') + '\n');
 for (const q of queries.slice(0, 50)) run(q);
 const times: number[] = [];
 const c0 = process.cpuUsage();

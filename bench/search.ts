@@ -25,7 +25,8 @@
  *
  * Environment: BENCH_SECONDS (per load, default 10), BENCH_WARMUP_SECONDS, BENCH_DOCS (default 100000; 0 skips the
  * large run), BENCH_CONCURRENCY (indexing requests in flight, default 3), BENCH_SERVER
- * (dist|tsx; default dist when built).
+ * (dist|tsx; default dist when built), BENCH_PEERS=0 (sitesift only, manual only: for quick
+ * iterations).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -319,15 +320,18 @@ async function main(): Promise<void> {
   const pgName = 'PostgreSQL 15';
   process.stderr.write(`${pgName}: ${docs.length} docs, ${queryPaths.length} queries, ${SECONDS} s per load\n`);
   await sitesiftPhase(rows, pgName, toPageDocs(docs), queryPaths, outDir, notes);
-  await miniSearchPhase(rows, pgName, startPeer(['--serve-minisearch', String(docs.length)]).ready, queryPaths, outDir, notes);
-  const koa = await startPeer(['--serve-koa']).ready;
-  try {
-    await load(rows, pgName, 0, 'empty Koa route', koa.url, rotatingScript(path.join(outDir, 'koa.lua'), queryPaths.map((q) => `/empty?query=${q}`)));
-  } finally {
-    await koa.stop();
+  // BENCH_PEERS=0: sitesift only (quick iterations; the goals against peers are then not checked).
+  if (process.env.BENCH_PEERS !== '0') {
+    await miniSearchPhase(rows, pgName, startPeer(['--serve-minisearch', String(docs.length)]).ready, queryPaths, outDir, notes);
+    const koa = await startPeer(['--serve-koa']).ready;
+    try {
+      await load(rows, pgName, 0, 'empty Koa route', koa.url, rotatingScript(path.join(outDir, 'koa.lua'), queryPaths.map((q) => `/empty?query=${q}`)));
+    } finally {
+      await koa.stop();
+    }
   }
 
-  if (BIG > 0) {
+  if (BIG > 0 && process.env.BENCH_PEERS !== '0') {
     const bigName = `~${Math.round(BIG / 1000)}k docs`;
     process.stderr.write(`${bigName}: generating and indexing…\n`);
     // MiniSearch builds its index in its own process while sitesift indexes (wall time: the

@@ -724,15 +724,42 @@ export interface DocValues {
 
 /** Budget of decoded postings kept in memory, all segments of all projects together. */
 const POSTINGS_CACHE_BYTES = 64 * 1024 * 1024;
-const postingsCache = new Map<string, { p: Postings | null; bytes: number }>();
+
+/** One cached postings list; `used` is the second-chance bit of the CLOCK eviction. */
+interface PostingsEntry {
+  p: Postings | null;
+  bytes: number;
+  used: boolean;
+  owner: Map<string, PostingsEntry>;
+  term: string;
+}
+/**
+ * Eviction order of every reader's cached postings (insertion order, CLOCK): a hit only sets the
+ * entry's `used` bit, so lookups never reorder the Map (deleting and re-inserting on every hit
+ * left holes that each eviction's iterator had to skip). Evicts in batches down to 7/8 of the
+ * budget, so an iterator is started once per batch rather than once per miss.
+ */
+const postingsClock = new Set<PostingsEntry>();
 let postingsCacheBytes = 0;
-let nextReaderSerial = 1;
+
+function evictPostings(): void {
+  const target = POSTINGS_CACHE_BYTES - POSTINGS_CACHE_BYTES / 8;
+  for (const e of postingsClock) {
+    if (postingsCacheBytes <= target) break;
+    postingsClock.delete(e);
+    if (e.used) {
+      // Second chance: recently used, goes to the back.
+      e.used = false;
+      postingsClock.add(e);
+      continue;
+    }
+    e.owner.delete(e.term);
+    postingsCacheBytes -= e.bytes;
+  }
+}
 
 /** SQLite page cache (KiB) of each segment reader connection. */
 export const READER_CACHE_KB = 2048;
-
-/** Title and heading keys kept per reader (derived on demand for re-ranked hits). */
-const KEY_CACHE_SIZE = 20_000;
 
 /** Longest content prefix read for a result (the snippet scans at most this much). */
 export const CARD_CONTENT_LIMIT = 12_000;
@@ -771,9 +798,11 @@ export class SegmentReader {
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
   private readonly stmtHkeys: Database.Statement;
-  private readonly titleKeys = new Map<number, string>();
-  private readonly headingKeyCache = new Map<number, Int32Array | null>();
-  private readonly serial = nextReaderSerial++;
+  /** Title and heading keys by row id, derived on first use (bounded by the row count). */
+  private titleKeys: Array<string | undefined> | null = null;
+  private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
+  /** This reader's cached postings (entries also sit in the shared eviction order). */
+  private readonly postingsMap = new Map<string, PostingsEntry>();
 
   private constructor(path: string, db: Database.Database) {
     this.path = path;
@@ -905,23 +934,19 @@ export class SegmentReader {
 
   /** Folded words of a row's title without section numbering, joined by one space (cached). */
   titleKey(id: number): string {
-    let k = this.titleKeys.get(id);
-    if (k === undefined) {
-      k = words(titleWithoutNumbering(this.docValues().titles[id] ?? '')).join(' ');
-      this.titleKeys.set(id, k);
-      if (this.titleKeys.size > KEY_CACHE_SIZE) this.titleKeys.delete(this.titleKeys.keys().next().value!);
-    }
+    const keys = (this.titleKeys ??= new Array<string | undefined>(this.info.docCount));
+    let k = keys[id];
+    if (k === undefined) keys[id] = k = words(titleWithoutNumbering(this.docValues().titles[id] ?? '')).join(' ');
     return k;
   }
 
   /** The hashWord() of each heading's folded words of a row (null: none; cached). */
   headingKeys(id: number): Int32Array | null {
-    let k = this.headingKeyCache.get(id);
+    const keys = (this.headingKeyCache ??= new Array<Int32Array | null | undefined>(this.info.docCount));
+    let k = keys[id];
     if (k === undefined) {
       const b = this.stmtHkeys.get(id) as Buffer | null | undefined;
-      k = b ? new Int32Array(new Uint8Array(b).buffer) : null;
-      this.headingKeyCache.set(id, k);
-      if (this.headingKeyCache.size > KEY_CACHE_SIZE) this.headingKeyCache.delete(this.headingKeyCache.keys().next().value!);
+      keys[id] = k = b ? new Int32Array(new Uint8Array(b).buffer) : null;
     }
     return k;
   }
@@ -949,25 +974,19 @@ export class SegmentReader {
 
   /** Decoded postings of `term`, or null when absent. Cached process-wide: segments are immutable. */
   postings(term: string): Postings | null {
-    const key = this.serial + '\u0000' + term;
-    const cached = postingsCache.get(key);
+    const cached = this.postingsMap.get(term);
     if (cached !== undefined) {
-      // Refresh its place in the eviction order.
-      postingsCache.delete(key);
-      postingsCache.set(key, cached);
+      cached.used = true;
       return cached.p;
     }
     const blob = this.stmtTerm.get(term) as Buffer | undefined;
     const p = blob ? decodePostings(blob) : null;
-    const bytes = (p ? p.ids.byteLength + p.tfs.byteLength : 0) + 64 + key.length * 2;
-    postingsCache.set(key, { p, bytes });
+    const bytes = (p ? p.ids.byteLength + p.tfs.byteLength : 0) + 96 + term.length * 2;
+    const e: PostingsEntry = { p, bytes, used: false, owner: this.postingsMap, term };
+    this.postingsMap.set(term, e);
+    postingsClock.add(e);
     postingsCacheBytes += bytes;
-    // Evict the least recently used lists beyond the budget (one budget for all segments).
-    for (const [k, v] of postingsCache) {
-      if (postingsCacheBytes <= POSTINGS_CACHE_BYTES) break;
-      postingsCache.delete(k);
-      postingsCacheBytes -= v.bytes;
-    }
+    if (postingsCacheBytes > POSTINGS_CACHE_BYTES) evictPostings();
     return p;
   }
 
@@ -993,13 +1012,11 @@ export class SegmentReader {
   }
 
   close(): void {
-    const prefix = this.serial + '\u0000';
-    for (const [k, v] of postingsCache) {
-      if (k.startsWith(prefix)) {
-        postingsCache.delete(k);
-        postingsCacheBytes -= v.bytes;
-      }
+    for (const e of this.postingsMap.values()) {
+      postingsClock.delete(e);
+      postingsCacheBytes -= e.bytes;
     }
+    this.postingsMap.clear();
     if (this.db.open) this.db.close();
   }
 }

@@ -18,7 +18,6 @@ import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
 import { typoBudget, Vocabulary, type FuzzyMatch } from './typo.js';
 import { type ActiveFilter, Facet, passes, sortKey, compareKeys, type SortKey } from './filters.js';
-import { objectId } from './object-id.js';
 
 export interface SearchRequest {
   query: string;
@@ -278,15 +277,34 @@ function releaseSlotHits(h: SlotHits): void {
 
 /** Memory for cached BM25F values of whole postings lists (all segments of this thread). */
 const IMPACT_CACHE_BYTES = 48 * 1024 * 1024;
-const impactLists = new Map<string, { p: Postings; imp: Float64Array; bytes: number }>();
+
+/** One cached list of values; `used` is its second-chance bit (CLOCK eviction). */
+interface ImpactEntry {
+  p: Postings;
+  imp: Float64Array;
+  bytes: number;
+  used: boolean;
+  owner: Map<string, ImpactEntry>;
+  term: string;
+  /** The reader's maps by scoring setup, and this entry's setup (emptied maps are dropped). */
+  setups: Map<string, Map<string, ImpactEntry>>;
+  setup: string;
+}
+/** Per segment reader, per scoring setup: term → cached values. */
+const impactMaps = new WeakMap<object, Map<string, Map<string, ImpactEntry>>>();
+/**
+ * Eviction order of all entries (insertion order; a hit only sets `used`, so lookups never
+ * reorder a Map), evicted in batches down to 7/8 of the budget.
+ */
+const impactClock = new Set<ImpactEntry>();
 let impactBytes = 0;
 
 /**
  * BM25F values of whole postings lists for one scoring setup (field weights, b, k1 and the
  * snapshot's average lengths): common words recur across queries, and their value per posting
  * is the same until a new generation changes the averages. Values come from the same function
- * as uncached scoring, so cached and fresh scores are identical. One LRU for the thread, sized
- * in bytes (values plus the decoded postings an entry keeps alive).
+ * as uncached scoring, so cached and fresh scores are identical. One budget for the thread,
+ * sized in bytes (values plus the decoded postings an entry keeps alive).
  */
 interface ImpactCache {
   get(term: string, p: Postings): Float64Array | undefined;
@@ -294,32 +312,46 @@ interface ImpactCache {
 }
 
 function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
-  const prefix = `${objectId(seg.reader)}\u0000${scoringKey}\u0000`;
+  let byKey = impactMaps.get(seg.reader);
+  if (!byKey) impactMaps.set(seg.reader, (byKey = new Map()));
+  let map = byKey.get(scoringKey);
+  if (!map) byKey.set(scoringKey, (map = new Map()));
+  const m = map;
+  const setups = byKey;
   return {
     get(term, p) {
-      const k = prefix + term;
-      const e = impactLists.get(k);
+      const e = m.get(term);
       // The postings object identifies the decoded list the values belong to.
       if (!e || e.p !== p) return undefined;
-      impactLists.delete(k);
-      impactLists.set(k, e);
+      e.used = true;
       return e.imp;
     },
     set(term, p, imp) {
-      const bytes = imp.byteLength + p.ids.byteLength + p.tfs.byteLength + 2 * (prefix.length + term.length) + 64;
+      const bytes = imp.byteLength + p.ids.byteLength + p.tfs.byteLength + 2 * term.length + 128;
       if (bytes > IMPACT_CACHE_BYTES / 8) return;
-      const k = prefix + term;
-      const old = impactLists.get(k);
+      const old = m.get(term);
       if (old) {
-        impactLists.delete(k);
+        impactClock.delete(old);
         impactBytes -= old.bytes;
       }
-      impactLists.set(k, { p, imp, bytes });
+      const e: ImpactEntry = { p, imp, bytes, used: false, owner: m, term, setups, setup: scoringKey };
+      m.set(term, e);
+      impactClock.add(e);
       impactBytes += bytes;
-      for (const [key, v] of impactLists) {
-        if (impactBytes <= IMPACT_CACHE_BYTES) break;
-        impactLists.delete(key);
-        impactBytes -= v.bytes;
+      if (impactBytes <= IMPACT_CACHE_BYTES) return;
+      const target = IMPACT_CACHE_BYTES - IMPACT_CACHE_BYTES / 8;
+      for (const x of impactClock) {
+        if (impactBytes <= target) break;
+        impactClock.delete(x);
+        if (x.used) {
+          x.used = false;
+          impactClock.add(x);
+          continue;
+        }
+        if (x.owner.get(x.term) === x) x.owner.delete(x.term);
+        // Setups of past generations empty out and go.
+        if (x.owner.size === 0 && x.setups.get(x.setup) === x.owner) x.setups.delete(x.setup);
+        impactBytes -= x.bytes;
       }
     },
   };

@@ -11,7 +11,6 @@ import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
-import { objectId } from './object-id.js';
 
 export interface SearchParams {
   query: string;
@@ -99,33 +98,54 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
 }
 
 /**
- * Result cards of this thread, all segments together, in a byte-bounded LRU in front of the
+ * Result cards of this thread, all segments together, in a byte-bounded cache (CLOCK: about LRU) in front of the
  * SQLite read (top results repeat across queries; each card also keeps its text's word runs
  * for snippets, see `snippet()`'s memo). Segments are immutable, so a card never goes stale;
  * a closed reader's cards age out.
  */
 const CARD_CACHE_BYTES = 48 * 1024 * 1024;
-const cardCache = new Map<string, { card: ResultCard; bytes: number }>();
+interface CardEntry {
+  card: ResultCard;
+  bytes: number;
+  /** Second-chance bit (CLOCK eviction: a hit never reorders a Map). */
+  used: boolean;
+  owner: Map<number, CardEntry>;
+  key: number;
+}
+const cardMaps = new WeakMap<object, Map<number, CardEntry>>();
+const cardClock = new Set<CardEntry>();
 let cardBytes = 0;
 
 /** The stored fields of a hit. */
 function cardOf(h: Hit, withContent: boolean): ResultCard {
-  const key = `${objectId(h.seg.reader)}${withContent ? 'c' : 'n'}${h.id}`;
-  const e = cardCache.get(key);
+  let m = cardMaps.get(h.seg.reader);
+  if (!m) cardMaps.set(h.seg.reader, (m = new Map()));
+  const key = 2 * h.id + (withContent ? 1 : 0);
+  const e = m.get(key);
   if (e) {
-    cardCache.delete(key);
-    cardCache.set(key, e);
+    e.used = true;
     return e.card;
   }
   const card = h.seg.reader.card(h.id, withContent);
   // Strings at two bytes per character, plus about as much again for the content's word runs.
   const bytes = 2 * (card.title.length + card.url.length + card.description.length) + 4 * card.content.length + 512;
-  cardCache.set(key, { card, bytes });
+  const entry: CardEntry = { card, bytes, used: false, owner: m, key };
+  m.set(key, entry);
+  cardClock.add(entry);
   cardBytes += bytes;
-  for (const [k, v] of cardCache) {
-    if (cardBytes <= CARD_CACHE_BYTES) break;
-    cardCache.delete(k);
-    cardBytes -= v.bytes;
+  if (cardBytes > CARD_CACHE_BYTES) {
+    // Evict in batches down to 7/8 of the budget; recently used cards get a second chance.
+    for (const x of cardClock) {
+      if (cardBytes <= CARD_CACHE_BYTES - CARD_CACHE_BYTES / 8) break;
+      cardClock.delete(x);
+      if (x.used) {
+        x.used = false;
+        cardClock.add(x);
+        continue;
+      }
+      x.owner.delete(x.key);
+      cardBytes -= x.bytes;
+    }
   }
   return card;
 }
