@@ -373,7 +373,8 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
   if (merged.status !== 200) throw new Error(`merge: ${merged.status} ${JSON.stringify(merged.json)}`);
   const mergeSeconds = Number(process.hrtime.bigint() - m0) / 1e9;
   const segmentsAfter = segmentCount(server.dataDir, site);
-  rss.enter('idle');
+  // Until the next phase starts (or the run ends): what stays resident after the merge.
+  rss.enter(`${site} after merge`);
   const indexBytes = dirBytes(path.join(server.dataDir, 'projects', site));
   return { docs, ingestSeconds, docsPerSecond: docs / ingestSeconds, searchableAfterMs, searchableHow, indexBytes, segmentsBefore, segmentsAfter, mergeSeconds };
 }
