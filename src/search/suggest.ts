@@ -98,6 +98,100 @@ export function computeSuggestPage(snap: IndexSnapshot, settings: Settings, p: S
   return pageOf(search(snap, settings, suggestSearchParams(settings, p), cacheOwner));
 }
 
+/** Most results a windowed suggest search renders (see {@link windowSearchParams}). */
+export const MAX_SUGGEST_WINDOW = 20;
+
+/**
+ * The cheaper search that usually answers a grouped suggest request exactly: the first `window`
+ * results of the relevance order, grouped, instead of `limit` per content group. Why: "limit
+ * per group" makes the engine keep, fully sort and group every match (a 1-character prefix
+ * matches most pages); a window lets it keep only its top 100 (the re-ranked part) in a heap.
+ * The per-group lists of a window are the first results of each group in the same order, and
+ * the totals are exact either way, so {@link pageFromWindow} can tell whether the window held
+ * enough of every group. Null when the window cannot be used: ungrouped requests (already a
+ * plain top-k), and settings with pin, hide or custom result mappings (they place results
+ * per group after paging).
+ */
+export function windowSearchParams(settings: Settings, p: SuggestParams, window: number): SearchParams | null {
+  if (!p.groupResults) return null;
+  if (settings.search.resultMappings.some((m) => m.action.type !== 'redirect')) return null;
+  return { ...suggestSearchParams(settings, p), limit: Math.max(p.limit, Math.min(MAX_SUGGEST_WINDOW, window)), limitPerGroup: false };
+}
+
+/**
+ * The suggest page of a windowed search's answer ({@link windowSearchParams}), or null when
+ * the window is not exact: some content group with matches shows fewer than `limit` of them
+ * and not all of them. When it is exact, the page equals the "limit per group" search's: each
+ * group's first `limit` results in the same order (the order of the first `window` results is
+ * the full order's prefix, re-ranking included), the same groups in the same order (first
+ * appearance in the ranking), the same exact totals.
+ */
+export function pageFromWindow(body: Pick<SearchResponse, 'suggests' | 'totalResults' | 'totalResultsPerContentGroup' | 'redirect'>, limit: number): SuggestPage | null {
+  for (const [group, n] of Object.entries(body.totalResultsPerContentGroup)) {
+    const shown = body.suggests[group]?.length ?? 0;
+    if (shown < limit && shown < n) return null;
+  }
+  const suggests: Record<string, SearchResult[]> = {};
+  for (const [group, list] of Object.entries(body.suggests)) suggests[group] = list.length > limit ? list.slice(0, limit) : list;
+  return pageOf({ ...body, suggests });
+}
+
+/**
+ * Per project index (cache owner): content groups seen in answers (the window covers `limit`
+ * results of each), and how often a window was not exact (then the "limit per group" search
+ * runs as well; an index where that is common stops trying windows).
+ */
+interface WindowStats {
+  groups: number;
+  tries: number;
+  misses: number;
+}
+const windowStats = new WeakMap<object, WindowStats>();
+
+function statsOf(owner: object): WindowStats {
+  let s = windowStats.get(owner);
+  if (!s) windowStats.set(owner, (s = { groups: 1, tries: 0, misses: 0 }));
+  return s;
+}
+
+/** The window to try for `p` on this owner's index, or null (see {@link WindowStats}). */
+function windowFor(owner: object, settings: Settings, p: SuggestParams): SearchParams | null {
+  const s = statsOf(owner);
+  if (s.tries >= 32 && s.misses * 4 > s.tries) return null;
+  return windowSearchParams(settings, p, p.limit * s.groups);
+}
+
+function noteWindow(owner: object, page: SuggestPage | null, exact: SuggestPage | null): void {
+  const s = statsOf(owner);
+  s.tries++;
+  if (!page) s.misses++;
+  const groups = Object.keys((page ?? exact)?.totalResultsPerContentGroup ?? {}).length;
+  if (groups > s.groups) s.groups = groups;
+  // Keep the counts recent.
+  if (s.tries >= 1024) {
+    s.tries >>= 1;
+    s.misses >>= 1;
+  }
+}
+
+/**
+ * The suggest page for `p` on this thread: a windowed search when it is exact, else the
+ * general "limit per group" search. Equal to {@link computeSuggestPage} (tests compare them).
+ */
+export function computeSuggestPageFast(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestPage {
+  const wp = windowFor(cacheOwner, settings, p);
+  if (wp) {
+    const page = pageFromWindow(search(snap, settings, wp, cacheOwner), p.limit);
+    if (page) {
+      noteWindow(cacheOwner, page, null);
+      return page;
+    }
+  }
+  const exact = computeSuggestPage(snap, settings, p, cacheOwner);
+  if (wp) noteWindow(cacheOwner, null, exact);
+  return exact;
+}
+
 /**
  * Runs the general search somewhere else (the search threads) and answers its response JSON:
  * `services.searcher.run(owner, snap, settings, params)` fits.
@@ -174,12 +268,12 @@ export class SuggestCache {
    * {@link computeSuggestPage} and remembered.
    */
   get(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestAnswer {
-    if (this.maxEntries <= 0) return answerOf(computeSuggestPage(snap, settings, p, cacheOwner));
+    if (this.maxEntries <= 0) return answerOf(computeSuggestPageFast(snap, settings, p, cacheOwner));
     const key = this.keyOf(snap, settings, p, cacheOwner);
     const cached = this.lookup(key);
     if (cached) return cached;
     this.misses++;
-    return this.store(key, answerOf(computeSuggestPage(snap, settings, p, cacheOwner)));
+    return this.store(key, answerOf(computeSuggestPageFast(snap, settings, p, cacheOwner)));
   }
 
   /**
@@ -188,8 +282,20 @@ export class SuggestCache {
    * Concurrent misses of one key share one search. `snap` must stay pinned until this settles.
    */
   async getAsync(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object, run: RunSearch): Promise<SuggestAnswer> {
-    const params = suggestSearchParams(settings, p);
-    const compute = async () => answerOf(pageOf(JSON.parse((await run(params)).json) as SearchResponse));
+    const compute = async (): Promise<SuggestAnswer> => {
+      // A window first when it is likely exact (one search), else or then "limit per group".
+      const wp = windowFor(cacheOwner, settings, p);
+      if (wp) {
+        const page = pageFromWindow(JSON.parse((await run(wp)).json) as SearchResponse, p.limit);
+        if (page) {
+          noteWindow(cacheOwner, page, null);
+          return answerOf(page);
+        }
+      }
+      const exact = pageOf(JSON.parse((await run(suggestSearchParams(settings, p))).json) as SearchResponse);
+      if (wp) noteWindow(cacheOwner, null, exact);
+      return answerOf(exact);
+    };
     if (this.maxEntries <= 0) return compute();
     const key = this.keyOf(snap, settings, p, cacheOwner);
     const cached = this.lookup(key);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { answerOf, computeSuggestPage, suggestBody, SuggestCache, SUGGEST_SNIPPET_SIZE, type RunSearch, type SuggestParams } from '../../src/search/suggest.js';
+import { answerOf, computeSuggestPage, MAX_SUGGEST_WINDOW, pageFromWindow, suggestBody, SuggestCache, SUGGEST_SNIPPET_SIZE, windowSearchParams, type RunSearch, type SuggestParams } from '../../src/search/suggest.js';
 import type { SearchParams } from '../../src/search/service.js';
 import { search } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
@@ -265,4 +265,69 @@ t.test('the cache is bounded in bytes too', async (t) => {
   const tiny = new SuggestCache(1000, 10);
   t.same(tiny.get(snap, settings, params('cre'), owner).page, computeSuggestPage(snap, settings, params('cre'), owner), 'an answer larger than the budget is answered, not stored');
   t.equal(tiny.stats().size, 0);
+});
+
+t.test('a windowed search answers grouped requests exactly, and falls back when the window is short of a group', async (t) => {
+  // Many pages in one group ("Guide") that outrank the others for "ta": a window of `limit` x
+  // groups results may hold too few of the smaller groups, so both paths are exercised.
+  const many = Array.from({ length: 12 }, (_, i) => makeDoc(`https://s.test/guide/table-${i}`, `Table ${i} tables`, `Tables and table rows ${i}.`, { contentGroup: 'Guide' }));
+  const snap = snapshotOf([[...docs.slice(0, 5), ...many.slice(0, 6)], [...docs.slice(5), ...many.slice(6)]]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith({ resultMappings: [{ trigger: { type: 'equals', value: 'home' }, action: { type: 'redirect', url: 'https://s.test/' } }] });
+  const owner = {};
+  const calls: SearchParams[] = [];
+  const run: RunSearch = async (sp) => {
+    calls.push(sp);
+    return { json: JSON.stringify(search(snap, settings, sp, owner)) };
+  };
+  const cache = new SuggestCache();
+  const syncCache = new SuggestCache();
+  for (const q of [...QUERIES, 'ta', 'tab', 'table', 'rows', 'home']) {
+    for (const v of VARIANTS) {
+      const p = params(q, v);
+      const label = `${JSON.stringify(q)} ${JSON.stringify(v)}`;
+      const exact = computeSuggestPage(snap, settings, p, owner);
+      t.same(syncCache.get(snap, settings, p, owner).page, exact, `sync ${label}`);
+      const answer = await cache.getAsync(snap, settings, p, owner, run);
+      t.same(answer.page, JSON.parse(JSON.stringify(exact)), `async ${label}`);
+      t.equal(answer.json, answerOf(exact).json, `same JSON ${label}`);
+    }
+  }
+  const windows = calls.filter((c) => c.groupResults && !c.limitPerGroup);
+  t.ok(windows.length > 0, 'grouped requests searched a window first');
+  t.ok(windows.every((c) => c.limit <= MAX_SUGGEST_WINDOW), 'windows are small');
+  t.ok(calls.some((c) => c.groupResults && c.limitPerGroup), 'a window short of some group fell back to limit per group');
+
+  // Direct: a window that holds too few of a group is refused.
+  const short = pageFromWindow({ suggests: { Guide: [] as never[] }, totalResults: 3, totalResultsPerContentGroup: { Guide: 2, Tools: 1 } }, 2);
+  t.equal(short, null, 'a group with matches but none shown: not exact');
+  t.equal(windowSearchParams(settings, params('ta', { groupResults: false }), 4), null, 'ungrouped requests are a plain top-k already');
+  const pinning = settingsWith({ resultMappings: [{ trigger: { type: 'equals', value: 'x' }, action: { type: 'pin', urls: ['https://s.test/vacuum'] } }] });
+  t.equal(windowSearchParams(pinning, params('ta'), 4), null, 'pins, hides and customs place results per group: no window');
+});
+
+t.test('an index where windows are rarely exact stops trying them', async (t) => {
+  // Every query matches one page in each of many groups ranked far apart: a window of
+  // limit x (groups seen) is short of the last groups until the count is learnt, then exact;
+  // here the per-group count keeps growing, so windows keep failing and are given up.
+  const pages = Array.from({ length: 60 }, (_, i) => makeDoc(`https://s.test/p${i}`, `alpha ${'beta '.repeat(i % 7)}`, `alpha words ${i}`, { contentGroup: `G${i}` }));
+  const snap = snapshotOf([pages]);
+  t.teardown(() => snap.cleanup());
+  const settings = settingsWith();
+  const owner = {};
+  let windows = 0;
+  let exacts = 0;
+  const run: RunSearch = async (sp) => {
+    if (sp.limitPerGroup) exacts++;
+    else windows++;
+    return { json: JSON.stringify(search(snap, settings, sp, owner)) };
+  };
+  const cache = new SuggestCache();
+  for (let i = 0; i < 80; i++) {
+    const p = params('alp', { excludeContentGroups: [`absent-${i}`] });
+    const answer = await cache.getAsync(snap, settings, p, owner, run);
+    t.same(answer.page, JSON.parse(JSON.stringify(computeSuggestPage(snap, settings, p, owner))), `exact answer ${i}`);
+  }
+  t.equal(exacts, 80, 'every request needed the limit-per-group search');
+  t.ok(windows >= 32 && windows < 80, `windows were given up after a while (${windows} tried)`);
 });
