@@ -52,6 +52,20 @@ interface Row {
   docs: number;
   engine: string;
   result: WrkResult;
+  /** Server CPU (all its threads, from /proc) per request; NaN when not measured. */
+  cpuMs: number;
+}
+
+/** CPU time a process has used so far (user + system, all threads), in ms; NaN off Linux. */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) in clock ticks; 100 per second on Linux.
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 // ---------------------------------------------------------------- child servers
@@ -206,12 +220,15 @@ async function warmUp(base: string, paths: string[]): Promise<{ n: number; meanM
 
 const warmNote = (w: { n: number; meanMs: number }, total: number) => `${w.meanMs.toFixed(1)} ms/query (one client, ${w.n === total ? 'all' : `first ${w.n} of`} ${total} queries)`;
 
-async function load(rows: Row[], corpus: string, docs: number, engine: string, base: string, script: string, connections = CONNECTIONS): Promise<void> {
+/** Loads `base` at each connection count; `pid`: the server process whose CPU per request is reported. */
+async function load(rows: Row[], corpus: string, docs: number, engine: string, base: string, script: string, connections = CONNECTIONS, pid?: number): Promise<void> {
   for (const c of connections) {
+    const cpu0 = processCpuMs(pid);
     const result = await runWrk({ url: base, connections: c, seconds: SECONDS, threads: 2, script });
-    rows.push({ corpus, docs, engine, result });
+    const cpuMs = (processCpuMs(pid) - cpu0) / Math.max(1, result.rps * SECONDS);
+    rows.push({ corpus, docs, engine, result, cpuMs });
     process.stderr.write(
-      `  ${engine.padEnd(24)} ${String(c).padStart(2)} conn: ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${result.errors ? `  errors ${result.errors}` : ''}\n`,
+      `  ${engine.padEnd(24)} ${String(c).padStart(2)} conn: ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${Number.isNaN(cpuMs) ? '' : `  server CPU ${cpuMs.toFixed(3)} ms/request`}${result.errors ? `  errors ${result.errors}` : ''}\n`,
     );
   }
 }
@@ -257,23 +274,23 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
       // A full merge of every segment runs in the pool while wrk loads the search route (warm
       // search threads; the merged segment's caches are built by the first searches after it).
       // The idle reference is the same index state (same segments, same warmth) just before.
-      await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache, ${segmentsBefore} segments, before the merge)`, server.url, script, [8]);
+      await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache, ${segmentsBefore} segments, before the merge)`, server.url, script, [8], server.child.pid);
       const t0 = performance.now();
       const merging = call(server, 'POST', '/admin/projects/pgdocs/merge');
-      await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache, during full merge)`, server.url, script, [8]);
+      await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache, during full merge)`, server.url, script, [8], server.child.pid);
       const r = await merging;
       if (r.status !== 200) throw new Error(`merge: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
       notes.push(`${corpus}: full merge of ${segmentsBefore} segments took ${((performance.now() - t0) / 1000).toFixed(1)} s (the first ${SECONDS} s of it under load)`);
       const rewarm = await warmUp(server.url, paths);
       notes.push(`${corpus}: after the merge, warm-up again ${warmNote(rewarm, paths.length)}`);
     }
-    await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache)`, server.url, script);
+    await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache)`, server.url, script, CONNECTIONS, server.child.pid);
     notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB; ${segmentCount(server)} segments after the load`);
     await server.stop();
     server = await startBenchServer({ mode, env: threadsEnv, reuse: { dataDir: server.dataDir, masterKey: server.masterKey } });
     const warm2 = await warmUp(server.url, paths);
     notes.push(`${corpus}: restarted with the default answer cache; warm-up ${warmNote(warm2, paths.length)} (fills the cache: wrk then repeats the same ${paths.length} queries)`);
-    await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, cache)`, server.url, script);
+    await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, cache)`, server.url, script, CONNECTIONS, server.child.pid);
     return ix.indexed;
   } catch (err) {
     process.stderr.write(`sitesift server log (tail):\n${server.logTail()}\n`);
@@ -293,7 +310,7 @@ async function miniSearchPhase(rows: Row[], corpus: string, starting: Promise<Pe
     const paths = queryPaths.map((q) => `/search?query=${q}`);
     const warm = await warmUp(peer.url, paths);
     notes.push(`${corpus}: MiniSearch warm-up ${warmNote(warm, paths.length)}`);
-    await load(rows, corpus, peer.docs, 'MiniSearch (node:http)', peer.url, rotatingScript(path.join(outDir, 'minisearch.lua'), paths));
+    await load(rows, corpus, peer.docs, 'MiniSearch (node:http)', peer.url, rotatingScript(path.join(outDir, 'minisearch.lua'), paths), CONNECTIONS, peer.child.pid);
   } finally {
     await peer.stop();
   }
@@ -325,7 +342,7 @@ async function main(): Promise<void> {
     await miniSearchPhase(rows, pgName, startPeer(['--serve-minisearch', String(docs.length)]).ready, queryPaths, outDir, notes);
     const koa = await startPeer(['--serve-koa']).ready;
     try {
-      await load(rows, pgName, 0, 'empty Koa route', koa.url, rotatingScript(path.join(outDir, 'koa.lua'), queryPaths.map((q) => `/empty?query=${q}`)));
+      await load(rows, pgName, 0, 'empty Koa route', koa.url, rotatingScript(path.join(outDir, 'koa.lua'), queryPaths.map((q) => `/empty?query=${q}`)), CONNECTIONS, koa.child.pid);
     } finally {
       await koa.stop();
     }
@@ -353,10 +370,10 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   lines.push(`Search speed — wrk, 2 threads, ${SECONDS} s per row, ${queryPaths.length} corpus queries rotating; sitesift with ${SEARCH_PARAMS}`);
   lines.push('');
-  lines.push('| corpus | docs | engine | conn | req/s | p50 ms | p99 ms | errors |');
-  lines.push('|---|---:|---|---:|---:|---:|---:|---:|');
+  lines.push('| corpus | docs | engine | conn | req/s | p50 ms | p99 ms | server CPU ms/request | errors |');
+  lines.push('|---|---:|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    lines.push(`| ${r.corpus} | ${r.docs || '—'} | ${r.engine} | ${r.result.connections} | ${r.result.rps.toFixed(0)} | ${r.result.p50.toFixed(2)} | ${r.result.p99.toFixed(2)} | ${r.result.errors} |`);
+    lines.push(`| ${r.corpus} | ${r.docs || '—'} | ${r.engine} | ${r.result.connections} | ${r.result.rps.toFixed(0)} | ${r.result.p50.toFixed(2)} | ${r.result.p99.toFixed(2)} | ${Number.isNaN(r.cpuMs) ? '—' : r.cpuMs.toFixed(3)} | ${r.result.errors} |`);
   }
   lines.push('');
   for (const n of notes) lines.push(`- ${n}`);
@@ -400,7 +417,7 @@ async function main(): Promise<void> {
     at: new Date().toISOString(),
     seconds: Math.round((performance.now() - t0) / 1000),
     loadSeconds: SECONDS,
-    rows: rows.map((r) => ({ corpus: r.corpus, docs: r.docs, engine: r.engine, connections: r.result.connections, rps: Math.round(r.result.rps), p50: +r.result.p50.toFixed(3), p90: +r.result.p90.toFixed(3), p99: +r.result.p99.toFixed(3), errors: r.result.errors })),
+    rows: rows.map((r) => ({ corpus: r.corpus, docs: r.docs, engine: r.engine, connections: r.result.connections, rps: Math.round(r.result.rps), p50: +r.result.p50.toFixed(3), p90: +r.result.p90.toFixed(3), p99: +r.result.p99.toFixed(3), cpuMsPerRequest: +r.cpuMs.toFixed(4), errors: r.result.errors })),
     goals: Object.fromEntries(goals.map((g) => [g.goal, g.met])),
   };
   process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify(json) + '\n');

@@ -801,42 +801,71 @@ function queryPhrase(
 function applyPhraseBonus(hits: Hit[], phrases: QueryPhrase[]): void {
   if (phrases.length === 0) return;
   const top = hits.slice(0, RERANK_TOP);
-  const best = new Map<Hit, number>();
+  const best = new Float64Array(top.length).fill(1);
   for (const phrase of phrases) {
     // A prefix reading is weaker evidence than the words as typed.
     const scale = phrase.prefixLast ? PREFIX_READING : 1;
-    for (const [h, b] of phraseBonus(top, phrase)) best.set(h, Math.max(best.get(h) ?? 1, 1 + (b - 1) * scale));
+    const bonus = phraseBonus(top, phrase);
+    for (let i = 0; i < top.length; i++) best[i] = Math.max(best[i]!, 1 + (bonus[i]! - 1) * scale);
   }
-  for (const h of top) h.score *= best.get(h) ?? 1;
+  for (let i = 0; i < top.length; i++) top[i]!.score *= best[i]!;
   top.sort(byRelevance);
   for (let i = 0; i < top.length; i++) hits[i] = top[i]!;
 }
 
-/** The multiplier each of `top` earns for one reading of the query. */
-function phraseBonus(top: Hit[], phrase: QueryPhrase): Map<Hit, number> {
-  const out = new Map<Hit, number>();
+const TITLE_FIELD = 0;
+const HEADINGS_FIELD = 2;
+
+/** Whether row `id` of `seg` holds `term` in field `f` (binary search of its postings). */
+function hasInField(seg: LiveSegment, term: string, id: number, f: number): boolean {
+  const p = seg.reader.postings(term);
+  if (!p) return false;
+  const ids = p.ids;
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (ids[m]! < id) lo = m + 1;
+    else hi = m;
+  }
+  return lo < ids.length && ids[lo] === id && p.tfs[lo * NFIELDS + f]! > 0;
+}
+
+/**
+ * The multiplier each of `top` earns for one reading of the query (aligned with `top`). A title
+ * or heading can only equal, start with or hold the reading when every full word of it is in
+ * that field of the page's postings (the field's postings count every folded word of the
+ * title and of each heading), so the title key and the heading hashes are looked at only then:
+ * most of the top 100 hold the words in their content only.
+ */
+function phraseBonus(top: Hit[], phrase: QueryPhrase): Float64Array {
+  const out = new Float64Array(top.length);
   const text = phrase.words.join(' ');
   const textHash = hashWord(text);
-  const bySeg = new Map<LiveSegment, Hit[]>();
-  for (const h of top) {
-    let l = bySeg.get(h.seg);
-    if (!l) bySeg.set(h.seg, (l = []));
-    l.push(h);
-  }
-  for (const [seg, list] of bySeg) {
-    const bonus = new Map<number, number>(list.map((h) => [h.id, 1]));
-    for (const h of list) {
+  // Words that must be whole words of the title (a prefix reading's last word is unfinished).
+  const full = phrase.prefixLast ? phrase.words.slice(0, -1) : phrase.words;
+  for (let i = 0; i < top.length; i++) {
+    const h = top[i]!;
+    const seg = h.seg;
+    let b = 0;
+    let titleMay = true;
+    for (const w of full) if (!hasInField(seg, w, h.id, TITLE_FIELD)) { titleMay = false; break; }
+    if (titleMay) {
       const title = seg.reader.titleKey(h.id);
-      let b = 0;
       if (phrase.prefixLast ? title.startsWith(text) && title.split(' ').length === phrase.words.length : title === text) b = BONUS.titleExact;
       else if (title.startsWith(phrase.prefixLast ? text : text + ' ')) b = BONUS.titleStart;
       else if ((' ' + title + ' ').includes(' ' + text + (phrase.prefixLast ? '' : ' '))) b = BONUS.titlePhrase;
-      // A heading equal to the query (hash of its folded words; as typed only).
-      const hk = seg.reader.headingKeys(h.id);
-      if (!phrase.prefixLast && hk && hk.includes(textHash)) b += BONUS.headingExact;
-      bonus.set(h.id, 1 + b);
     }
-    for (const h of list) out.set(h, bonus.get(h.id)!);
+    // A heading equal to the query (hash of its folded words; as typed only).
+    if (!phrase.prefixLast) {
+      let headingMay = true;
+      for (const w of full) if (!hasInField(seg, w, h.id, HEADINGS_FIELD)) { headingMay = false; break; }
+      if (headingMay) {
+        const hk = seg.reader.headingKeys(h.id);
+        if (hk && hk.includes(textHash)) b += BONUS.headingExact;
+      }
+    }
+    out[i] = 1 + b;
   }
   return out;
 }

@@ -133,3 +133,35 @@ t.test('collecting only the top k gives the same first page, totals and facets',
     t.same(top.facets, full.facets, 'facets');
   }
 });
+
+t.test('exactness re-ranking: title and heading signals, checked only where the words are in that field', async (t) => {
+  // Every page holds "foreign data" in its content; the signals come from titles and headings.
+  const body = 'foreign data wrappers access foreign data kept elsewhere. ';
+  const pages = [
+    makeDoc('https://s.test/exact', 'Chapter 5. Foreign Data', body),
+    makeDoc('https://s.test/start', 'Foreign Data Wrappers', body),
+    makeDoc('https://s.test/phrase', 'Using Foreign Data Safely', body),
+    makeDoc('https://s.test/heading', 'Unrelated title', body, { headings: ['Intro', 'Foreign Data'] }),
+    makeDoc('https://s.test/heading-part', 'Another title', body, { headings: ['Foreign Data Wrappers'] }),
+    makeDoc('https://s.test/words-apart', 'Data about foreign keys', body, { headings: ['Data', 'Foreign'] }),
+    makeDoc('https://s.test/none', 'Nothing here', body),
+  ];
+  const s = snapshotOf([pages]);
+  const split = snapshotOf([pages.slice(0, 3), pages.slice(3)]);
+  t.teardown(() => (s.cleanup(), split.cleanup()));
+  for (const [name, snap] of [['one segment', s], ['two segments', split]] as const) {
+    const r = runQuery(snap, settings, req('foreign data'));
+    const score = new Map(r.hits.map((h) => [h.url.replace('https://s.test/', ''), h.score]));
+    const base = score.get('none')!;
+    // The same content everywhere: the ratio to a page without signals is the re-ranking
+    // multiplier times the BM25F difference of the title/heading fields; compare orders instead.
+    t.equal(urls(r)[0], 'exact', `${name}: title equal to the query (without its numbering) first`);
+    t.ok(score.get('start')! > score.get('phrase')! && score.get('phrase')! > score.get('words-apart')!, `${name}: title starting with the query, then holding it`);
+    t.ok(score.get('heading')! > score.get('heading-part')!, `${name}: a heading equal to the query beats a heading holding it`);
+    t.ok(score.get('heading')! > 2 * base, `${name}: heading bonus applied`);
+    t.ok(score.get('words-apart')! < score.get('heading')!, `${name}: words in separate headings earn no heading bonus`);
+  }
+  // The prefix reading of an unfinished last word: "foreign dat" reads the title "Foreign Data" as equal (scaled).
+  const p = urls(runQuery(s, settings, req('foreign dat')));
+  t.equal(p[0], 'exact', 'prefix reading: title equal to the completed query first');
+});
