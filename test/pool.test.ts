@@ -67,3 +67,20 @@ t.test('threads that index or crawl yield the CPU to searches (nice value per th
   await t.rejects(runTask(plain, 'merge-segments', {}));
   t.equal((await runTask<Ping>(plain, 'ping')).priority, main, 'nice 0: not lowered');
 });
+
+t.test('pool threads run with a capped V8 young generation (memory per thread)', async (t) => {
+  const { WORKER_YOUNG_GENERATION_MB } = await import('../src/pool.js');
+  type Ping = { youngGenerationMb: number };
+  const capped = createPool({ workers: 1 });
+  t.teardown(() => capped.destroy());
+  const a = await runTask<Ping>(capped, 'ping');
+  t.ok(WORKER_YOUNG_GENERATION_MB > 0 && WORKER_YOUNG_GENERATION_MB < 48, 'default cap below V8\'s 48 MB');
+  t.equal(a.youngGenerationMb, WORKER_YOUNG_GENERATION_MB, 'default cap applied');
+  const custom = createPool({ workers: 1, youngGenerationMb: 12 });
+  t.teardown(() => custom.destroy());
+  t.equal((await runTask<Ping>(custom, 'ping')).youngGenerationMb, 12);
+  // 0 leaves V8's own sizing: the thread reports the limit V8 chose, well above the cap.
+  const plain = createPool({ workers: 1, youngGenerationMb: 0 });
+  t.teardown(() => plain.destroy());
+  t.ok((await runTask<Ping>(plain, 'ping')).youngGenerationMb > WORKER_YOUNG_GENERATION_MB, 'V8 default is larger');
+});

@@ -183,6 +183,13 @@ INSERT INTO fts(fts) VALUES('rebuild');
  */
 const SCAN_CACHE_KB = 1024;
 
+/**
+ * Page cache (KiB) of a segment being written. Rows and terms are appended in key order, so
+ * a large cache buys little; SQLite's memory is malloc'd per thread and glibc keeps what a
+ * build freed in that thread's arena, so every MB here stays resident after the build.
+ */
+const BUILD_CACHE_KB = 4096;
+
 const DOC_COLUMNS = 'id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,headings,content,image,description,hkeys,body';
 
 function createFile(path: string): Database.Database {
@@ -196,7 +203,7 @@ function createFile(path: string): Database.Database {
   db.pragma('journal_mode = MEMORY');
   db.pragma('synchronous = OFF');
   db.pragma('page_size = 8192');
-  db.pragma('cache_size = -16384');
+  db.pragma(`cache_size = -${BUILD_CACHE_KB}`);
   db.exec(SCHEMA);
   return db;
 }
