@@ -16,6 +16,10 @@
  * project that is deleted and re-created gets a new ProjectIndex object, hence a new owner id.
  * Entries of old generations are not looked up again and age out of the LRU.
  *
+ * A miss asks the engine for a small window of the relevance order when that answers the
+ * request exactly ({@link windowSearchParams}, {@link pageFromWindow}), else for `limit` results
+ * per content group; both give the general search's answer.
+ *
  * The cache holds only rendered results (plain frozen objects), never segment readers or hits,
  * so it pins no index generation or file. `querySuggestions` (from the query log, which changes
  * with every flush) is not cached here: the route adds it per request.
