@@ -23,7 +23,8 @@ import { AGGREGATE_EVERY_ROWS, LogInserter, type LogRow } from './site-log.js';
 
 /** Requests of the writer thread. */
 export type WriterRequest =
-  | { type: 'write'; seq: number; sites: Array<{ siteId: string; file: string; rows: LogRow[] }> }
+  /** `rows`: the project's LogRow[] as JSON (one string clones far cheaper than many objects). */
+  | { type: 'write'; seq: number; sites: Array<{ siteId: string; file: string; rows: string }> }
   /** Writes the pending suggestion aggregates of `siteIds` (all open ones when absent). */
   | { type: 'aggregate'; seq: number; siteIds?: string[] }
   /** Writes the pending aggregates of `siteId` and closes its connection. */
@@ -99,7 +100,7 @@ function handle(req: WriterRequest): WriterSiteResult[] {
   if (req.type === 'write') {
     for (const s of req.sites) {
       files.set(s.siteId, s.file);
-      attempt(s.siteId, () => ({ windowStartDay: open(s.file).write(s.rows) }));
+      attempt(s.siteId, () => ({ windowStartDay: open(s.file).write(JSON.parse(s.rows) as LogRow[]) }));
     }
   } else if (req.type === 'aggregate') {
     for (const siteId of req.siteIds ?? [...files.keys()]) {

@@ -44,7 +44,8 @@ export class LogWriterThread {
   /** [0]: seq of the last request the thread answered. */
   private readonly done = new Int32Array(new SharedArrayBuffer(4));
   private seq = 0;
-  private readonly inflight = new Map<number, WriterRequest>();
+  /** Requests not answered yet, with the batches of a `write` (their rows, for `onWritten`). */
+  private readonly inflight = new Map<number, { req: WriterRequest; sites?: WriterBatch[] }>();
   /** Whether batches were sent since the last `aggregate` request (pending aggregates there). */
   private wrote = false;
   private dead = false;
@@ -98,7 +99,8 @@ export class LogWriterThread {
   /** Sends one batch per project; returns at once (the thread commits it). */
   write(sites: WriterBatch[]): void {
     if (sites.length === 0) return;
-    this.send({ type: 'write', seq: 0, sites });
+    const rows = sites.map((b) => ({ siteId: b.siteId, file: b.file, rows: JSON.stringify(b.rows) }));
+    this.send({ type: 'write', seq: 0, sites: rows }, sites);
     this.wrote = true;
   }
 
@@ -130,10 +132,10 @@ export class LogWriterThread {
     void this.worker.terminate();
   }
 
-  private send(req: WriterRequest): void {
+  private send(req: WriterRequest, sites?: WriterBatch[]): void {
     req.seq = ++this.seq;
     if (this.inflight.size === 0) this.port.ref();
-    this.inflight.set(req.seq, req);
+    this.inflight.set(req.seq, { req, ...(sites ? { sites } : {}) });
     this.port.postMessage(req);
   }
 
@@ -156,14 +158,14 @@ export class LogWriterThread {
   }
 
   private settle(reply: WriterReply): void {
-    const req = this.inflight.get(reply.seq);
-    if (!req) return;
+    const pending = this.inflight.get(reply.seq);
+    if (!pending) return;
     this.inflight.delete(reply.seq);
     const bySite = new Map<string, WriterSiteResult>(reply.results.map((r) => [r.siteId, r]));
-    if (req.type === 'write') this.batches++;
+    if (pending.sites) this.batches++;
     for (const r of reply.results) if (r.error !== undefined) this.opts.onError(new Error(r.error), `querylog.flush ${r.siteId}`);
-    if (req.type === 'write') {
-      for (const s of req.sites) {
+    if (pending.sites) {
+      for (const s of pending.sites) {
         const r = bySite.get(s.siteId);
         if (r?.windowStartDay !== undefined) this.opts.onWritten(s.siteId, s.rows, r.windowStartDay);
       }
@@ -182,8 +184,8 @@ export class LogWriterThread {
     if (this.dead) return;
     this.dead = true;
     this.opts.onError(err, 'querylog.writer-thread');
-    for (const req of this.inflight.values()) {
-      if (req.type === 'write') for (const s of req.sites) this.opts.onError(new Error(`${s.rows.length} log entries lost with the writer thread`), `querylog.flush ${s.siteId}`);
+    for (const { sites } of this.inflight.values()) {
+      if (sites) for (const s of sites) this.opts.onError(new Error(`${s.rows.length} log entries lost with the writer thread`), `querylog.flush ${s.siteId}`);
     }
     this.inflight.clear();
     this.wake();
