@@ -421,6 +421,33 @@ export function liveUnion(lists: Array<Postings | null>, dead: Uint8Array): numb
   return c;
 }
 
+/** Each row's group as an index into the distinct group names (as reported), per doc values. */
+interface GroupIndex {
+  ids: Int32Array;
+  names: string[];
+}
+const groupIndexes = new WeakMap<object, GroupIndex>();
+
+function groupIndex(dv: { group: string[] }): GroupIndex {
+  let g = groupIndexes.get(dv);
+  if (!g) {
+    const byName = new Map<string, number>();
+    const names: string[] = [];
+    const ids = new Int32Array(dv.group.length);
+    for (let id = 0; id < dv.group.length; id++) {
+      const name = groupName(dv.group[id] ?? '');
+      let k = byName.get(name);
+      if (k === undefined) {
+        k = names.push(name) - 1;
+        byName.set(name, k);
+      }
+      ids[id] = k;
+    }
+    groupIndexes.set(dv, (g = { ids, names }));
+  }
+  return g;
+}
+
 /**
  * Runs a query over a pinned snapshot. Pure with respect to its inputs; statistics are
  * snapshot-wide.
@@ -613,8 +640,40 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
       const maps = slotMaps[si]!.filter((_, i) => use[i]);
       const phrases = parsed.phrases.length ? phraseSets(si) : [];
       const excluded = parsed.excludes.length || parsed.excludedPhrases.length ? excludedIds(si) : null;
+      // Without phrases, exclusions, group lists, filters or facets (the common request), a
+      // match only needs liveness, its group's count and the top-k heap: groups are counted
+      // by row group index into a typed array and added to `perGroup` at the end of the
+      // segment in first-seen order (the order the keys would have been inserted in).
+      const plain = phrases.length === 0 && !excluded && !includeGroups && !excludeGroups && req.filters.length === 0 && facets.length === 0;
+      const gi = plain ? groupIndex(dv) : null;
+      const groupCounts = gi ? new Int32Array(gi.names.length) : null;
+      const groupOrder: number[] = [];
       const consider = (id: number, score: number, typos: number) => {
         if (seg.dead[id] === 1 || dv.status[id] !== 200) return;
+        if (gi) {
+          const g = gi.ids[id]!;
+          if (groupCounts![g]++ === 0) groupOrder.push(g);
+          total++;
+          const final = score * dv.boost[id]!;
+          if (keep === 0) {
+            hits.push({ seg, id, url: dv.urls[id]!, group: gi.names[g]!, score: final, typos });
+            return;
+          }
+          if (hits.length < keep) {
+            hits.push({ seg, id, url: dv.urls[id]!, group: gi.names[g]!, score: final, typos });
+            heapUp(hits, hits.length - 1);
+            return;
+          }
+          const worst = hits[0]!;
+          if (typos > worst.typos || (typos === worst.typos && final < worst.score)) return;
+          const url = dv.urls[id]!;
+          const c = typos - worst.typos || worst.score - final || (url < worst.url ? -1 : url > worst.url ? 1 : 0);
+          if (c < 0) {
+            hits[0] = { seg, id, url, group: gi.names[g]!, score: final, typos };
+            heapDown(hits, 0);
+          }
+          return;
+        }
         if (excluded?.has(id)) return;
         for (const ph of phrases) if (!ph.has(id)) return;
         const group = groupName(dv.group[id]!);
@@ -658,49 +717,56 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
           heapDown(hits, 0);
         }
       };
-      if (parsed.browse || maps.length === 0) {
-        for (let id = 0; id < dv.urls.length; id++) consider(id, 0, 0);
-        return;
-      }
-      if (orMode) {
-        // Natural-language query: any word matches; scores add up over the words matched
-        // (accumulated word by word, in word order, into one pooled array).
-        const acc = takeSlotHits(dv.urls.length);
-        for (let mi = 0; mi < maps.length; mi++) {
-          const m = maps[mi]!;
-          const idf = idfs[mi]!;
-          for (let k = 0; k < m.count; k++) {
-            const id = m.ids[k]!;
-            if (acc.typo[id] === NO_MATCH) {
-              acc.typo[id] = 0;
-              acc.ids[acc.count++] = id;
-              acc.score[id] = 0 + m.score[id]! * idf;
-            } else acc.score[id]! += m.score[id]! * idf;
-          }
+      const scan = (): void => {
+        if (parsed.browse || maps.length === 0) {
+          for (let id = 0; id < dv.urls.length; id++) consider(id, 0, 0);
+          return;
         }
-        for (let k = 0; k < acc.count; k++) consider(acc.ids[k]!, acc.score[acc.ids[k]!]!, 0);
-        releaseSlotHits(acc);
-        return;
-      }
-      let smallest = 0;
-      for (let i = 1; i < maps.length; i++) if (maps[i]!.count < maps[smallest]!.count) smallest = i;
-      const first = maps[smallest]!;
-      for (let k = 0; k < first.count; k++) {
-        const id = first.ids[k]!;
-        let score = 0;
-        let typos = 0;
-        let ok = true;
-        for (let mi = 0; mi < maps.length; mi++) {
-          const m = maps[mi]!;
-          const t = m.typo[id]!;
-          if (t === NO_MATCH) {
-            ok = false;
-            break;
+        if (orMode) {
+          // Natural-language query: any word matches; scores add up over the words matched
+          // (accumulated word by word, in word order, into one pooled array).
+          const acc = takeSlotHits(dv.urls.length);
+          for (let mi = 0; mi < maps.length; mi++) {
+            const m = maps[mi]!;
+            const idf = idfs[mi]!;
+            for (let k = 0; k < m.count; k++) {
+              const id = m.ids[k]!;
+              if (acc.typo[id] === NO_MATCH) {
+                acc.typo[id] = 0;
+                acc.ids[acc.count++] = id;
+                acc.score[id] = 0 + m.score[id]! * idf;
+              } else acc.score[id]! += m.score[id]! * idf;
+            }
           }
-          score += m.score[id]! * idfs[mi]!;
-          typos += t;
+          for (let k = 0; k < acc.count; k++) consider(acc.ids[k]!, acc.score[acc.ids[k]!]!, 0);
+          releaseSlotHits(acc);
+          return;
         }
-        if (ok) consider(id, score, typos);
+        let smallest = 0;
+        for (let i = 1; i < maps.length; i++) if (maps[i]!.count < maps[smallest]!.count) smallest = i;
+        const first = maps[smallest]!;
+        for (let k = 0; k < first.count; k++) {
+          const id = first.ids[k]!;
+          let score = 0;
+          let typos = 0;
+          let ok = true;
+          for (let mi = 0; mi < maps.length; mi++) {
+            const m = maps[mi]!;
+            const t = m.typo[id]!;
+            if (t === NO_MATCH) {
+              ok = false;
+              break;
+            }
+            score += m.score[id]! * idfs[mi]!;
+            typos += t;
+          }
+          if (ok) consider(id, score, typos);
+        }
+      };
+      scan();
+      for (const g of groupOrder) {
+        const name = gi!.names[g]!;
+        perGroup[name] = (perGroup[name] ?? 0) + groupCounts![g]!;
       }
     });
     if (hits.length > 0 || parsed.browse) break;

@@ -165,3 +165,26 @@ t.test('exactness re-ranking: title and heading signals, checked only where the 
   const p = urls(runQuery(s, settings, req('foreign dat')));
   t.equal(p[0], 'exact', 'prefix reading: title equal to the completed query first');
 });
+
+t.test('group counts of plain requests equal the general path (same totals, same key order, same hits)', async (t) => {
+  const groups = ['Blog', '', 'Docs', 'API', ''];
+  const pages: PageDoc[] = [];
+  for (let i = 0; i < 60; i++) {
+    pages.push(makeDoc(`https://s.test/p${i}`, `Page ${i} table${i % 3 ? ' index' : ''}`, `table rows ${i % 2 ? 'index' : 'vacuum'} data ${'word '.repeat(i % 7)}`, { contentGroup: groups[i % groups.length]! }));
+  }
+  const snap = snapshotOf([pages.slice(0, 25), pages.slice(25, 40), pages.slice(40)]);
+  t.teardown(() => snap.cleanup());
+  for (const q of ['table', 'table index', 'table rows index vacuum data', '*', 'tabel']) {
+    for (const topK of [undefined, 3]) {
+      const plain = runQuery(snap, settings, req(q, topK ? { topK } : {}));
+      // Excluding a group nobody has takes the general path with the same answer.
+      const general = runQuery(snap, settings, req(q, { excludeContentGroups: ['none-such'], ...(topK ? { topK } : {}) }));
+      t.equal(JSON.stringify(plain.perGroup), JSON.stringify(general.perGroup), `${q} (topK ${topK}): per-group totals and key order`);
+      t.equal(plain.total, general.total, `${q}: total`);
+      t.same(plain.hits.map((h) => [h.url, h.group, h.score]), general.hits.map((h) => [h.url, h.group, h.score]), `${q}: hits`);
+    }
+  }
+  const r = runQuery(snap, settings, req('table'));
+  t.same(Object.keys(r.perGroup).sort(), ['API', 'Blog', 'Docs', '_']);
+  t.equal(Object.values(r.perGroup).reduce((a, b) => a + b, 0), r.total);
+});
