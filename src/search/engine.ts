@@ -449,6 +449,33 @@ function groupIndex(dv: { group: string[] }): GroupIndex {
 }
 
 /**
+ * Live document frequency of one query word in one segment: the live union of its
+ * expansions' postings ({@link liveUnion}), cached per tombstone bitmap (one segment in one
+ * generation) and reader, keyed by the expansion terms. A word probed only for candidates (lazy
+ * AND) would otherwise still pass over every posting of every expansion to count them.
+ */
+const dfCache = new WeakMap<Uint8Array, WeakMap<object, Map<string, number>>>();
+const DF_CACHE_SIZE = 20_000;
+
+function slotDf(seg: LiveSegment, alts: Alternative[], lists: Array<Postings | null>): number {
+  if (lists.length <= 1) return liveUnion(lists, seg.dead);
+  let byReader = dfCache.get(seg.dead);
+  if (!byReader) dfCache.set(seg.dead, (byReader = new WeakMap()));
+  let m = byReader.get(seg.reader);
+  if (!m) byReader.set(seg.reader, (m = new Map()));
+  let key = '';
+  for (const a of alts) key += a.term + '\u0000';
+  let df = m.get(key);
+  if (df === undefined) {
+    df = liveUnion(lists, seg.dead);
+    // Cleared whole when full (no per-hit reordering; see the CLOCK caches above for why).
+    if (m.size >= DF_CACHE_SIZE) m.clear();
+    m.set(key, df);
+  }
+  return df;
+}
+
+/**
  * Runs a query over a pinned snapshot. Pure with respect to its inputs; statistics are
  * snapshot-wide.
  */
@@ -549,7 +576,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     for (let slot = 0; slot < alternatives.length; slot++) {
       if (slot === first) continue;
       const h = takeSlotHits(n);
-      h.df = liveUnion(lists[slot]!, dead);
+      h.df = slotDf(seg, alternatives[slot]!, lists[slot]!);
       alternatives[slot]!.forEach((a, ai) => {
         const p = lists[slot]![ai];
         if (!p) return;

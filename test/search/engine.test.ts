@@ -188,3 +188,36 @@ t.test('group counts of plain requests equal the general path (same totals, same
   t.same(Object.keys(r.perGroup).sort(), ['API', 'Blog', 'Docs', '_']);
   t.equal(Object.values(r.perGroup).reduce((a, b) => a + b, 0), r.total);
 });
+
+t.test('a word\'s document frequency follows each generation\'s tombstones (cached per bitmap)', async (t) => {
+  const pages = [
+    makeDoc('https://s.test/a', 'Tables', 'tables and rows'),
+    makeDoc('https://s.test/b', 'Tablespaces', 'tablespace rows'),
+    makeDoc('https://s.test/c', 'Tabular output', 'tabular rows'),
+    makeDoc('https://s.test/d', 'Other', 'tabs, tabulate and table: no such word'),
+  ];
+  // "rows" is the rarer word, so the tab… expansions are only probed for its pages and their
+  // document frequency comes from the cached union.
+  const whole = snapshotOf([pages]);
+  const without = snapshotOf([pages.filter((p) => p.url !== 'https://s.test/b')]);
+  t.teardown(() => (whole.cleanup(), without.cleanup()));
+  // The same reader in a later generation where page b is deleted (new bitmap, as the store publishes).
+  const seg = whole.segments[0]!;
+  const rowB = seg.reader.rows().find((r) => r.url === 'https://s.test/b')!;
+  const dead = new Uint8Array(seg.dead);
+  dead[rowB.id] = 1;
+  const later = {
+    ...whole,
+    generation: 2,
+    segments: [{ ...seg, dead, liveCount: seg.liveCount - 1, liveLengths: seg.liveLengths.map((l, f) => l - rowB.lengths[f]!) }],
+    totalDocs: whole.totalDocs - 1,
+    totalLengths: whole.totalLengths.map((l, f) => l - rowB.lengths[f]!),
+  };
+  const scores = (s: typeof whole, q: string) => runQuery(s, settings, req(q)).hits.map((h) => `${h.url} ${h.score.toFixed(12)}`);
+  for (const q of ['rows tab', 'rows tabl']) {
+    const before = scores(whole, q);
+    t.ok(before.some((x) => x.startsWith('https://s.test/b ')), `${q}: b found before`);
+    t.same(scores(later, q), scores(without, q), `${q}: after the delete, scores as if b never existed`);
+    t.same(scores(whole, q), before, `${q}: the earlier generation keeps its own statistics`);
+  }
+});
