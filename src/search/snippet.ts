@@ -19,6 +19,8 @@ const SCAN_LIMIT = 12_000;
  */
 interface AsciiWords {
   hashes: Set<number>;
+  /** The same hashes, as a list. */
+  list: number[];
   filter: Uint32Array;
   maxLen: number;
 }
@@ -38,7 +40,7 @@ function asciiWords(matched: Set<string>): AsciiWords | null {
       filter[(h >>> 5) & 63]! |= 1 << (h & 31);
       if (w.length > maxLen) maxLen = w.length;
     }
-    a = hashes.size ? { hashes, filter, maxLen } : null;
+    a = hashes.size ? { hashes, list: [...hashes], filter, maxLen } : null;
     asciiCache.set(matched, a);
   }
   return a;
@@ -75,6 +77,45 @@ interface WordRuns {
   /** The text and the end of its scanned prefix. */
   text: string;
   to: number;
+  /** Runs grouped by hash (built on first use for texts kept with a memo). */
+  byHash?: HashIndex;
+}
+
+/** Sorted distinct run hashes; the runs of keys[i] are runs[offs[i]..offs[i+1]), in text order. */
+interface HashIndex {
+  keys: Int32Array;
+  offs: Int32Array;
+  runs: Int32Array;
+}
+
+function hashIndex(r: WordRuns): HashIndex {
+  const order = new Int32Array(r.count);
+  for (let k = 0; k < r.count; k++) order[k] = k;
+  // By hash, then by position: each hash's runs stay in text order.
+  const sorted = Array.from(order).sort((x, y) => r.hash[x]! - r.hash[y]! || x - y);
+  const keys: number[] = [];
+  const offs: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const h = r.hash[sorted[i]!]!;
+    if (i === 0 || h !== keys[keys.length - 1]) {
+      keys.push(h);
+      offs.push(i);
+    }
+  }
+  offs.push(sorted.length);
+  return { keys: Int32Array.from(keys), offs: Int32Array.from(offs), runs: Int32Array.from(sorted) };
+}
+
+/** Index of `h` in the sorted `keys`, or -1. */
+function findKey(keys: Int32Array, h: number): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (keys[m]! < h) lo = m + 1;
+    else hi = m;
+  }
+  return lo < keys.length && keys[lo] === h ? lo : -1;
 }
 
 function wordRuns(text: string, to: number): WordRuns {
@@ -159,7 +200,20 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   const out: Span[] = [];
   const runs = runsOf(text, to, memo);
   const aw = asciiWords(matched);
-  if (aw) {
+  if (aw && memo && runs.count > 64) {
+    // A kept text: look each matched word up in the text's runs grouped by hash.
+    const ix = (runs.byHash ??= hashIndex(runs));
+    for (const h of aw.list) {
+      const i = findKey(ix.keys, h);
+      if (i < 0) continue;
+      for (let j = ix.offs[i]!; j < ix.offs[i + 1]!; j++) {
+        const k = ix.runs[j]!;
+        const word = text.slice(runs.start[k]!, runs.end[k]!).toLowerCase();
+        if (matched.has(word)) out.push({ word, start: runs.start[k]!, end: runs.end[k]! });
+      }
+    }
+    if (aw.list.length > 1) out.sort((x, y) => x.start - y.start);
+  } else if (aw) {
     const { hashes, filter, maxLen } = aw;
     const { start, end, hash, count } = runs;
     for (let k = 0; k < count; k++) {

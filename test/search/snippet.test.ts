@@ -73,3 +73,29 @@ t.test('snippets pick the window with the most distinct matched words', async (t
   t.ok(s.length <= 300 + 60);
   t.equal(snippet('short text', new Set(['nothing']), { highlight: true }), 'short text');
 });
+
+t.test('texts kept with a memo (runs grouped by hash) give the same snippets as a fresh scan', async (t) => {
+  let seed = 11;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const vocab = ['table', 'Table', 'tables', 'index', 'INDEX', 'rows', 'caf\u00e9', 'x9', 'a', 'vacuum', 'data', 'conf', 'config', 'z'];
+  const seps = [' ', ', ', '. ', '_', '-', '\n', '<b>', ' & ', '\u2014'];
+  let same = 0;
+  for (let n = 0; n < 150; n++) {
+    let text = '';
+    const len = 70 + rnd(400);
+    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const memo = {};
+    for (let r = 0; r < 3; r++) {
+      const matched = new Set<string>();
+      const k = 1 + rnd(4);
+      for (let i = 0; i < k; i++) matched.add(fold(vocab[rnd(vocab.length)]!));
+      for (const highlight of [true, false]) {
+        const a = snippet(text, matched, { highlight, memo });
+        const b = snippet(text, matched, { highlight });
+        if (a === b) same++;
+        else t.fail(`differs with ${JSON.stringify([...matched])}: ${a} vs ${b}`);
+      }
+    }
+  }
+  t.equal(same, 900);
+});
