@@ -31,6 +31,26 @@ t.test('loggedEntries reads exactly the wanted upserts from the log, in seq orde
   t.same([...loggedEntries(log.filePaths(), [], [])], [], 'nothing wanted, nothing read');
 });
 
+t.test('loggedEntries parses only the log lines that can hold wanted seqs', async (t) => {
+  // One file, three batches: seqs 1-3, 4-5, 6. A later part of a bulk flush (seqs 4-5) need not
+  // parse the batch before it: the next line starts at 4, so that batch holds only 1-3.
+  const dir = tempDir(t);
+  const file = path.join(dir, 'a.log');
+  const ups = (seq: number, n: number) => encodeBatch({ seq, at: seq, ops: Array.from({ length: n }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://l.test/${seq + i}`, `page ${seq + i}`) })) });
+  fs.writeFileSync(file, Buffer.concat([ups(1, 3), ups(4, 2), ups(6, 1)]));
+  const stats = { linesParsed: 0 };
+  t.same([...loggedEntries([file], [4, 5], [1, 1], stats)].map((e) => e.seq), [4, 5]);
+  t.equal(stats.linesParsed, 1, 'only the 4-5 batch was parsed');
+  // A wanted seq inside the first batch: that batch is parsed (its successor starts above 3).
+  const s2 = { linesParsed: 0 };
+  t.same([...loggedEntries([file], [3, 4], [1, 1], s2)].map((e) => e.seq), [3, 4]);
+  t.equal(s2.linesParsed, 2);
+  // The last line of a file is parsed when still needed.
+  const s3 = { linesParsed: 0 };
+  t.same([...loggedEntries([file], [6], [1], s3)].map((e) => e.seq), [6]);
+  t.equal(s3.linesParsed, 1);
+});
+
 t.test('loggedEntries fails loudly when an acknowledged upsert is not in the log', async (t) => {
   const log = await threeFiles(path.join(tempDir(t), 'wal'));
   t.teardown(() => log.close());
