@@ -16,7 +16,10 @@
  *    project filled from docs.jsonl.gz through pagesJson; MRR@10, S@1, S@10, zero-result rate.
  *
  * Environment: BENCH_WORKERS (server pool threads, default 2), BENCH_SERVER (tsx, default, or dist),
- * BENCH_CRAWL_ONLY=1 (stop after the crawl: for profiling runs, not for reported numbers).
+ * BENCH_CRAWL_ONLY=1 (stop after the crawl: for profiling runs, not for reported numbers),
+ * BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS of the server child only, e.g. `--require <profiler>`),
+ * BENCH_PROFILE_SIGNAL (with BENCH_CRAWL_ONLY: a signal sent to the server after the crawl, for
+ * a profiler preload to write its profiles).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -218,7 +221,14 @@ async function main(): Promise<void> {
     server = await startBenchServer({
       // tsx by default so the current source is measured (a dist/ build may be stale).
       mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx',
-      env: { SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true', SITESIFT_WORKERS: WORKERS },
+      // BENCH_SERVER_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/x`) goes to the server
+      // child only, for profiling runs.
+      env: {
+        SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true',
+        SITESIFT_WORKERS: WORKERS,
+        ...(process.env.BENCH_WORKER_NICE ? { SITESIFT_WORKER_NICE: process.env.BENCH_WORKER_NICE } : {}),
+        ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+      },
     });
     await createProject(server, 'crawled');
     const patch = await call(
@@ -271,7 +281,14 @@ async function main(): Promise<void> {
     const ratio = crawlRate / wgetRate;
     console.log(`  ratio to wget: ${fmt(ratio, 2)}× (goal ≥ ${GOAL_RATIO}×) ${ratio >= GOAL_RATIO ? 'MET' : 'NOT MET'}`);
 
-    if (process.env.BENCH_CRAWL_ONLY === '1') return;
+    if (process.env.BENCH_CRAWL_ONLY === '1') {
+      // A profiling preload (BENCH_SERVER_NODE_OPTIONS) may dump its profiles on SIGUSR2.
+      if (process.env.BENCH_PROFILE_SIGNAL) {
+        server.child.kill(process.env.BENCH_PROFILE_SIGNAL as NodeJS.Signals);
+        await sleep(3000);
+      }
+      return;
+    }
 
     // ---- sitemap import twice
     await call(server, 'PATCH', '/admin/projects/crawled/settings', JSON.stringify({ crawler: { rootUrls: [`${base}index.html`], sitemapUrls: [`${base}sitemap.xml`], requestDelayMs: 0, concurrencyPerHost: 16, maxPages: 100000, maxDepth: 1000 } }));

@@ -17,12 +17,12 @@ import { IndexRegistry } from './index/registry.js';
 import type { Config } from './config.js';
 import { createApp, type AppOptions } from './http/app.js';
 import { createLogger, type Logger } from './log.js';
-import { createPool, runTask } from './pool.js';
+import { createPool } from './pool.js';
 import { createSearchExecutor } from './search/executor.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/service.js';
-import type { FetchExtractResult } from './crawl/page.js';
+import { batchedPoolFetch } from './crawl/pool-fetch.js';
 import { startGcJob } from '../jobs/gc.js';
 import { startMergeJob } from '../jobs/merge.js';
 import { startQueryLogRollup } from '../jobs/querylog-rollup.js';
@@ -181,7 +181,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       allowPrivate: cfg.crawlerAllowPrivate,
       settingsOf: (siteId) => projects.getSettings(siteId),
       indexOf: (siteId) => indexes.get(siteId),
-      runFetch: (task) => runTask<FetchExtractResult>(pool, 'fetch-extract', task as unknown as Record<string, unknown>),
+      // Pages go to the pool in batches, one per thread, fetched concurrently (src/crawl/pool-fetch.ts).
+      runFetch: batchedPoolFetch(pool, { threads: cfg.workers }),
       log,
     });
     cleanups.push(() => crawl.stop());

@@ -3,13 +3,13 @@
  * the pure helpers other folders may use.
  */
 import type { Piscina } from 'piscina';
-import { runTask } from '../pool.js';
 import type { Config } from '../config.js';
 import type { IndexRegistry } from '../index/registry.js';
 import type { ProjectRegistry } from '../projects/registry.js';
-import type { FetchExtractResult, FetchExtractTask } from './page.js';
+import { batchedPoolFetch } from './pool-fetch.js';
 import { CrawlService, type CrawlLog } from './service.js';
 
+export { batchedPoolFetch, type FetchPool } from './pool-fetch.js';
 export { CrawlService, taskView, type TaskView, type SitemapImportResult, type CrawlServiceOptions } from './service.js';
 export { normalizeUrl, resolveLink } from './url.js';
 export { isPrivateAddress } from './address-guard.js';
@@ -33,7 +33,7 @@ export function createCrawlService(deps: {
     allowPrivate: deps.config.crawlerAllowPrivate,
     settingsOf: (siteId) => deps.projects.getSettings(siteId),
     indexOf: (siteId) => deps.indexes.get(siteId),
-    runFetch: (task: FetchExtractTask) => runTask<FetchExtractResult>(deps.pool, 'fetch-extract', { ...task }),
+    runFetch: batchedPoolFetch(deps.pool, { threads: deps.config.workers }),
     // Fetches wait on the network and finished pages wait for their index commit: enough tasks
     // per thread that the pool always has the next page queued (per-host limits still apply).
     maxInFlight: Math.max(16, deps.config.workers * 8),

@@ -7,12 +7,17 @@
  * `next_at <= now` are handed out; on open every `running` task goes back to `queued` (the
  * process died while it ran), which is what makes a restart resume the crawl.
  *
- * Group commit: every change joins one transaction that is committed at the end of the current
- * event-loop turn (`setImmediate`), so the four or five state changes of each page (running,
- * links seen and queued, ledger, finished) of every page finishing in that turn cost one
- * commit instead of one each. Reads see the open transaction. What a client is told about
- * (a task id in a 202) is committed first with {@link CrawlQueue.commit}; anything else lost
- * in a crash between a change and its commit is a task that runs again (pages are idempotent).
+ * Group commit: every change joins one transaction that is committed {@link GROUP_COMMIT_MS}
+ * after it was opened, so the four or five state changes of each page (running, links seen and
+ * queued, ledger, finished) of every page finishing in that window cost one commit instead of
+ * one each (a commit per event-loop turn was still one per page: results arrive one message,
+ * one turn, at a time). Reads see the open transaction. What a client is told about (a task id
+ * in a 202) is committed first with {@link CrawlQueue.commit}; anything else lost in a crash
+ * between a change and its commit is a task that runs again (pages are idempotent).
+ *
+ * Ready tasks are served from memory ({@link CrawlQueue.ready}): every queued URL push and
+ * append, and a window of the oldest queued pages read from SQLite in chunks; the scheduler asks
+ * after every finished page, and the SELECT cost more than the rest of a page's bookkeeping.
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -50,6 +55,7 @@ export interface CrawlTask {
 }
 
 interface Row {
+  n: number;
   id: string;
   type: TaskType;
   origin: TaskOrigin;
@@ -103,6 +109,29 @@ export interface NewTask {
   state?: TaskState;
 }
 
+/**
+ * How long the group transaction stays open (ms): the window whose changes a crash may lose
+ * (those tasks run again). Long enough to share a commit between the pages of a busy crawl.
+ */
+export const GROUP_COMMIT_MS = 25;
+
+/** Runs `commit` later; the default waits {@link GROUP_COMMIT_MS}. Tests inject their own. */
+export type CommitScheduler = (commit: () => void) => void;
+
+const defaultCommitScheduler: CommitScheduler = (commit) => {
+  setTimeout(commit, GROUP_COMMIT_MS);
+};
+
+/** A queued task in the in-memory ready view; `out` once it left `queued` (lazy removal). */
+interface ReadyEntry {
+  n: number;
+  task: CrawlTask;
+  out: boolean;
+}
+
+/** Queued pages read per refill of the in-memory window. */
+const WINDOW_CHUNK = 512;
+
 /** A random task id (`t_` + 20 hex chars): unguessable across projects. */
 export function newTaskId(): string {
   return 't_' + randomBytes(10).toString('hex');
@@ -112,8 +141,23 @@ export class CrawlQueue {
   readonly db: Database.Database;
   private readonly clock: () => number;
   private readonly stmts = new Map<string, Database.Statement>();
-  /** Whether this queue opened the group transaction that the next turn commits. */
+  /** Whether this queue opened the group transaction that the scheduled commit closes. */
   private grouped = false;
+  /** Counts groups, so a scheduled commit of an earlier group does nothing. */
+  private groupNo = 0;
+  private readonly scheduleCommit: CommitScheduler;
+  /**
+   * In-memory ready view (null = not loaded; rebuilt from SQLite when a task goes back to
+   * `queued`, which may put it anywhere in the order). `pushes`: every queued url/append task;
+   * `pages`: every queued page task with n <= `pagesMaxN` (a window over the oldest), and all of
+   * them when `pagesComplete`. Both in n order; `byId` finds an entry to mark it `out`.
+   */
+  private pushes: ReadyEntry[] | null = null;
+  private pages: ReadyEntry[] | null = null;
+  private pagesHead = 0;
+  private pagesMaxN = 0;
+  private pagesComplete = false;
+  private readonly byId = new Map<string, ReadyEntry>();
   /**
    * The seen-set of runs in memory (loaded from `seen` on first use): a page links to dozens
    * of pages that are almost all seen already, and a Set answers without touching SQLite.
@@ -130,10 +174,12 @@ export class CrawlQueue {
     return st;
   }
 
-  constructor(file: string, clock: () => number) {
+  /** `scheduleCommit`: when the group transaction is committed (default: {@link GROUP_COMMIT_MS} later). */
+  constructor(file: string, clock: () => number, opts: { scheduleCommit?: CommitScheduler } = {}) {
     mkdirSync(path.dirname(file), { recursive: true });
     this.db = new Database(file);
     this.clock = clock;
+    this.scheduleCommit = opts.scheduleCommit ?? defaultCommitScheduler;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(`
@@ -177,7 +223,10 @@ export class CrawlQueue {
     if (this.grouped || this.db.inTransaction) return;
     this.db.exec('BEGIN IMMEDIATE');
     this.grouped = true;
-    setImmediate(() => this.commit());
+    const no = ++this.groupNo;
+    this.scheduleCommit(() => {
+      if (this.groupNo === no) this.commit();
+    });
   }
 
   /** Commits the open group now (before acknowledging a task to a client; on close). */
@@ -185,6 +234,72 @@ export class CrawlQueue {
     if (!this.grouped) return;
     this.grouped = false;
     if (this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
+  }
+
+  // ------------------------------------------------------------ in-memory ready view
+
+  /** A queued page-level task is in the view from now on (add). */
+  private viewAdd(n: number, task: CrawlTask): void {
+    if (task.state !== 'queued') return;
+    if (task.type === 'url' || task.type === 'append') {
+      if (!this.pushes) return; // loaded from SQLite, with this task, on first use
+      const e = { n, task, out: false };
+      this.pushes.push(e);
+      this.byId.set(task.id, e);
+    } else if (task.type === 'page' && this.pages && this.pagesComplete) {
+      // Outside a complete window the task is on disk past pagesMaxN and is read in a refill.
+      const e = { n, task, out: false };
+      this.pages.push(e);
+      this.pagesMaxN = n;
+      this.byId.set(task.id, e);
+    }
+  }
+
+  /** A task left `queued` (running, finished, cancelled). */
+  private viewRemove(id: string): void {
+    const e = this.byId.get(id);
+    if (!e) return;
+    e.out = true;
+    this.byId.delete(id);
+  }
+
+  /** A task went back to `queued` with a new `next_at`: its place is anywhere, so read again. */
+  private viewReset(): void {
+    this.pushes = null;
+    this.pages = null;
+    this.pagesHead = 0;
+    this.pagesMaxN = 0;
+    this.pagesComplete = false;
+    this.byId.clear();
+  }
+
+  private entry(r: Row): ReadyEntry {
+    const e = { n: r.n, task: toTask(r), out: false };
+    this.byId.set(e.task.id, e);
+    return e;
+  }
+
+  private pushList(): ReadyEntry[] {
+    if (!this.pushes) {
+      this.pushes = (this.q(`SELECT * FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND type IN ('url','append') ORDER BY n`).all() as Row[]).map((r) => this.entry(r));
+    }
+    return this.pushes;
+  }
+
+  /** Reads the next chunk of queued pages after the window; false when there are none. */
+  private refillPages(): boolean {
+    if (!this.pages) {
+      this.pages = [];
+      this.pagesHead = 0;
+      this.pagesMaxN = 0;
+      this.pagesComplete = false;
+    }
+    if (this.pagesComplete) return false;
+    const rows = this.q(`SELECT * FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND type = 'page' AND n > ? ORDER BY n LIMIT ?`).all(this.pagesMaxN, WINDOW_CHUNK) as Row[];
+    for (const r of rows) this.pages.push(this.entry(r));
+    if (rows.length) this.pagesMaxN = rows[rows.length - 1]!.n;
+    this.pagesComplete = rows.length < WINDOW_CHUNK;
+    return rows.length > 0;
   }
 
   /** Adds a task; returns it. */
@@ -211,11 +326,12 @@ export class CrawlQueue {
       truncated: false,
     };
     this.change();
-    this.q(
+    const r = this.q(
       `INSERT INTO tasks (id, type, origin, url, state, next_at, created_at, depth, run_id, base_seq, append_to)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(id, task.type, task.origin, task.url, task.state, now, now, task.depth, task.runId, task.baseSeq, t.appendTo ? JSON.stringify(t.appendTo) : null);
-    return task;
+    this.viewAdd(Number(r.lastInsertRowid), task);
+    return { ...task };
   }
 
   get(id: string): CrawlTask | null {
@@ -235,12 +351,31 @@ export class CrawlQueue {
    * `queued`. Both scans walk the (state, type, n) index, so the cost is the limit, not the queue.
    */
   ready(now: number, limit: number): CrawlTask[] {
-    const pushes = this.q(`SELECT * FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND type IN ('url','append') AND next_at <= ? ORDER BY n LIMIT ?`).all(now, limit) as Row[];
-    const pages =
-      pushes.length < limit
-        ? (this.q(`SELECT * FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND type = 'page' AND next_at <= ? ORDER BY n LIMIT ?`).all(now, limit - pushes.length) as Row[])
-        : [];
-    return [...pushes, ...pages].map(toTask);
+    const out: CrawlTask[] = [];
+    if (limit <= 0) return out;
+    const pushes = this.pushList();
+    let lead = 0;
+    for (let i = 0; i < pushes.length && out.length < limit; i++) {
+      const e = pushes[i]!;
+      if (e.out) {
+        if (i === lead) lead++;
+      } else if (e.task.nextAt <= now) out.push({ ...e.task });
+    }
+    // Entries that left the queue at the front are dropped for good.
+    if (lead > 0) pushes.splice(0, lead);
+    if (!this.pages) this.refillPages();
+    for (let i = this.pagesHead; out.length < limit; i++) {
+      if (i >= this.pages!.length && !this.refillPages()) break;
+      const e = this.pages![i]!;
+      if (e.out) {
+        if (i === this.pagesHead) this.pagesHead++;
+      } else if (e.task.nextAt <= now) out.push({ ...e.task });
+    }
+    if (this.pagesHead > 1024) {
+      this.pages = this.pages!.slice(this.pagesHead);
+      this.pagesHead = 0;
+    }
+    return out;
   }
 
   /** Whether any task of this queue is running. */
@@ -255,23 +390,27 @@ export class CrawlQueue {
   }
 
   setRunning(id: string): void {
+    this.viewRemove(id);
     this.change();
     this.q(`UPDATE tasks SET state = 'running', attempts = attempts + 1 WHERE id = ?`).run(id);
   }
 
   /** Puts a task back for a later attempt. */
   retryAt(id: string, at: number, message: string): void {
+    this.viewReset();
     this.change();
     this.q(`UPDATE tasks SET state = 'queued', next_at = ?, message = ? WHERE id = ?`).run(at, message, id);
   }
 
   /** Puts a task back without counting the attempt (politeness said "not now"). */
   requeue(id: string, at: number): void {
+    this.viewReset();
     this.change();
     this.q(`UPDATE tasks SET state = 'queued', next_at = ?, attempts = MAX(0, attempts - 1) WHERE id = ?`).run(at, id);
   }
 
   finish(id: string, state: 'done' | 'failed', indexStatus: number | null, message: string | null): void {
+    this.viewRemove(id);
     this.change();
     this.q(`UPDATE tasks SET state = ?, index_status = ?, message = ?, finished_at = ? WHERE id = ?`).run(state, indexStatus, message, this.clock(), id);
   }
@@ -383,6 +522,7 @@ export class CrawlQueue {
     const now = this.clock();
     this.change();
     this.db.transaction(() => hit.forEach((id) => upd.run(message, now, id)))();
+    for (const id of hit) this.viewRemove(id);
     return hit;
   }
 

@@ -98,8 +98,20 @@ export function taskView(t: CrawlTask): TaskView {
   return v;
 }
 
+// Per settings object (settings are replaced, never mutated, on a change): asked once per page.
+const allowedHostsCache = new WeakMap<Settings['crawler'], Set<string> | null>();
+
 /** Hosts a site crawl may follow links into: `allowedHosts`, else the hosts of root and sitemap URLs. */
 export function allowedHostsOf(s: Settings['crawler']): Set<string> | null {
+  let hosts = allowedHostsCache.get(s);
+  if (hosts === undefined) {
+    hosts = computeAllowedHosts(s);
+    allowedHostsCache.set(s, hosts);
+  }
+  return hosts;
+}
+
+function computeAllowedHosts(s: Settings['crawler']): Set<string> | null {
   if (s.allowedHosts && s.allowedHosts.length) return new Set(s.allowedHosts.map((h) => h.toLowerCase()));
   const hosts = new Set<string>();
   for (const u of [...s.rootUrls, ...s.sitemapUrls]) {
@@ -699,6 +711,8 @@ export class CrawlService {
       // One transaction per page: a page has dozens of links, each a seen-set insert.
       q.db.transaction(() => {
         for (const link of result.links) {
+          // Most links were seen already: answered from the seen-set before parsing the URL.
+          if (q.isSeen(run.id, link)) continue;
           if (hostAllowed(link, allowed)) this.enqueueRunPage(q, index, run, link, task.depth + 1, 'crawl', s.maxPages);
         }
       })();
