@@ -7,6 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Longest query kept in the log, in code points; longer input is cut so one abusive request cannot bloat the log. */
 export const MAX_LOGGED_QUERY_CHARS = 200;
 
+/** Printable ASCII words separated by single spaces, no space at either end (or empty). */
+const PLAIN_ASCII = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
+
 /**
  * The form a query is logged, counted and suggested in: Unicode NFKC, lower case, trimmed,
  * runs of whitespace collapsed to one space, at most {@link MAX_LOGGED_QUERY_CHARS} characters.
@@ -15,6 +18,10 @@ export const MAX_LOGGED_QUERY_CHARS = 200;
  * @example normaliseQuery('  Ｐostgres   SQL ') // 'postgres sql'
  */
 export function normaliseQuery(query: string): string {
+  // Most queries are printable ASCII words separated by single spaces: NFKC leaves ASCII as it
+  // is and there is no whitespace to collapse or trim, so only the case changes. (The full path
+  // below costs ≈ 3 µs per logged search and per suggest request; this test ≈ 0.1 µs.)
+  if (query.length <= MAX_LOGGED_QUERY_CHARS && PLAIN_ASCII.test(query)) return query.toLowerCase();
   // Control characters become spaces: they are never meaningful and would disturb key ordering.
   let q = query.normalize('NFKC').toLowerCase().replace(/[\s\p{Cc}]+/gu, ' ').trim();
   if (q.length > MAX_LOGGED_QUERY_CHARS) {

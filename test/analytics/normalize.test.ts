@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { VisitorHasher } from '../../src/analytics/normalize.js';
+import { MAX_LOGGED_QUERY_CHARS, normaliseQuery, VisitorHasher } from '../../src/analytics/normalize.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
@@ -38,4 +38,20 @@ t.test('the memo is bounded and never changes a hash', async (t) => {
     const ip = `10.0.${i >> 8}.${i & 255}`;
     t.equal(h.hash('docs', ip, 'ua', T0), expected(h, 'docs', ip, 'ua'), `visitor ${i} after the memo started over`);
   }
+});
+
+t.test('the plain-ASCII fast path gives exactly the full normalisation', async (t) => {
+  // The documented normalisation, spelled out (NFKC, lower case, whitespace and controls to one
+  // space, trimmed, cut at 200 code points and re-trimmed).
+  const full = (q: string) => {
+    let s = q.normalize('NFKC').toLowerCase().replace(/[\s\p{Cc}]+/gu, ' ').trim();
+    if (Array.from(s).length > MAX_LOGGED_QUERY_CHARS) s = Array.from(s).slice(0, MAX_LOGGED_QUERY_CHARS).join('').trim();
+    return s;
+  };
+  const samples = ['', ' ', 'CREATE TABLE', 'create  table', ' create', 'create ', 'a\tb', 'a\nb', 'x\u0000y', 'x\u007fy', 'pg_dump -Fc', '"quoted phrase" -minus', 'Ünïcode', 'ﬁle', 'Ｐostgres', 'A'.repeat(199) + ' b', 'a'.repeat(201), 'word '.repeat(50).trim()];
+  let seed = 1;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+  const alphabet = 'aZ09 _-."\t\n\u0001\u007f~';
+  for (let i = 0; i < 2000; i++) samples.push(Array.from({ length: Math.floor(rnd() * 12) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join(''));
+  for (const q of samples) t.equal(normaliseQuery(q), full(q), JSON.stringify(q));
 });
