@@ -117,3 +117,43 @@ t.test('prefixes of 1–6 characters are cached and kept exact by adds; the cach
     }
   }
 });
+
+t.test('1–2-character prefixes are ready after a load or compaction (no scan on first use) and exact', async (t) => {
+  const r = rng(23);
+  const words = ['create', 'crew', 'table', 'tab', 'index', 'a', 'ab', 'b', 'vacuum', 'c'];
+  const pick = () => words[Math.floor(r() * words.length)]!;
+  const model = new Map<string, { count: number; last: number }>();
+  const rows: Array<[string, number, number, number]> = [];
+  for (let i = 0; i < 400; i++) {
+    const q = r() < 0.4 ? pick() : `${pick()} ${pick()}`;
+    const count = 1 + Math.floor(r() * 6);
+    const last = r() < 0.15 ? 0 : 3;
+    rows.push([q, count, last, i]);
+    const m = model.get(q) ?? { count: 0, last };
+    m.count += count;
+    m.last = last;
+    model.set(q, m);
+  }
+  rows.push(['*', 50, 9, 1000]);
+  model.set('*', { count: 50, last: 9 });
+  const ix = new SuggestionIndex();
+  ix.load(rows);
+  const cached = (ix as unknown as { short: Map<string, unknown> }).short;
+  const typed = ['c', 'cr', 't', 'ta', 'a', 'ab', 'b', 'i', 'v', 'va', '*', 'x'];
+  t.ok(['c', 'cr', 'ta', 'ab', 'v'].every((p) => cached.has(p)), 'lists of 1–2 characters exist before any lookup');
+  t.notOk(cached.has('cre'), 'longer prefixes are still computed on first use');
+  for (const p of typed) for (const min of [1, 2, 5]) t.same(ix.lookup(p, 10, min).map((s) => s.query), expected(model, p, 10, min), `"${p}" min ${min}`);
+  // Compaction (daily window move) recomputes them.
+  for (const [q, m] of model) {
+    if (q.startsWith('c')) {
+      ix.subtract(q, m.count);
+      model.delete(q);
+    }
+  }
+  ix.compact();
+  t.ok(cached.has('ta'), 'recomputed after compaction');
+  for (const p of typed) t.same(ix.lookup(p, 10, 1).map((s) => s.query), expected(model, p, 10, 1), `after compaction "${p}"`);
+  const small = new SuggestionIndex(3);
+  small.load(rows);
+  t.ok((small as unknown as { short: Map<string, unknown> }).short.size <= 3, 'within the cache bound');
+});
