@@ -15,9 +15,9 @@
  *    `GET /sites/suggest` and `GET /sites` with every request a miss of the answer caches
  *    (unique absent `excludeContentGroups`), `GET /sites/suggest` on 1–6-character title prefixes
  *    (maxQuerySuggestions=3; the cache fills as the run goes) and the same again (every prefix
- *    answered before), then BENCH_LOG_ROUNDS (default 5)
- *    alternated pairs of `GET /sites` with `log=false` and with logging on (titles); the
- *    medians are reported. Every row also reports the server process's CPU (main and search
+ *    answered before), then BENCH_LOG_ROUNDS (default 10) alternated pairs of
+ *    BENCH_LOG_SECONDS (default 4) each of `GET /sites` with `log=false` and with logging on
+ *    (titles); the medians are reported. Every row also reports the server process's CPU (main and search
  *    threads, from /proc) per answered request, which other processes on a shared machine
  *    disturb far less than req/s. Load comes from `wrk` when it is installed, else from a
  *    keep-alive Node client in this process (noted in the output).
@@ -224,27 +224,30 @@ function mainThreadCpuMs(pid: number | undefined): number {
     return NaN;
   }
 }
-async function load(paths: string[]): Promise<Load> {
+async function load(paths: string[], seconds = SECONDS): Promise<Load> {
   const pid = server!.child.pid;
   const cpu0 = processCpuMs(pid);
   const main0 = mainThreadCpuMs(pid);
-  const r = await loadOnce(paths);
-  const requests = Math.max(1, r.rps * SECONDS);
+  const r = await loadOnce(paths, seconds);
+  const requests = Math.max(1, r.rps * seconds);
   return { ...r, cpuMsPerRequest: (processCpuMs(pid) - cpu0) / requests, mainCpuMsPerRequest: (mainThreadCpuMs(pid) - main0) / requests };
 }
-async function loadOnce(paths: string[]): Promise<Omit<Load, 'cpuMsPerRequest' | 'mainCpuMsPerRequest'>> {
+async function loadOnce(paths: string[], seconds: number): Promise<Omit<Load, 'cpuMsPerRequest' | 'mainCpuMsPerRequest'>> {
   if (hasWrk()) {
     const script = rotatingScript(join(server!.dataDir, `paths-${Math.random().toString(36).slice(2)}.lua`), paths);
-    const r = await runWrk({ url: server!.url, connections: 8, seconds: SECONDS, script });
+    const r = await runWrk({ url: server!.url, connections: 8, seconds, script });
     return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'wrk' };
   }
-  const r = await drive(server!.url, paths, SECONDS, 8);
+  const r = await drive(server!.url, paths, seconds, 8);
   return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'node' };
 }
 let httpResults: Record<string, Load> | null = null;
 /** Log off/on pairs, alternated (off,on / on,off / …) so that drift in the machine's load cancels. */
 const logRounds: Array<{ off: Load; on: Load }> = [];
-const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 5);
+// Many short alternated pairs rather than a few long ones: the machine's load drifts over
+// tens of seconds, and a pair of adjacent short rows sees nearly the same load.
+const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 10);
+const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 4);
 let distinctSuggest = 0;
 if (server) {
   try {
@@ -277,11 +280,11 @@ if (server) {
     };
     for (let round = 0; round < ROUNDS; round++) {
       if (round % 2 === 0) {
-        const off = await load(searchOff);
-        logRounds.push({ off, on: await load(searchOn) });
+        const off = await load(searchOff, LOG_SECONDS);
+        logRounds.push({ off, on: await load(searchOn, LOG_SECONDS) });
       } else {
-        const on = await load(searchOn);
-        logRounds.push({ on, off: await load(searchOff) });
+        const on = await load(searchOn, LOG_SECONDS);
+        logRounds.push({ on, off: await load(searchOff, LOG_SECONDS) });
       }
     }
     const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
@@ -313,8 +316,8 @@ if (httpResults) {
     searchCold: 'search, log=false, every request a cache miss',
     suggest: `suggest, ${distinctSuggest.toLocaleString('en')} distinct prefixes, first run (cache fills)`,
     suggestWarm: 'suggest, same prefixes again (every one answered before)',
-    searchLogOff: `search, log=false (median of ${logRounds.length})`,
-    searchLogOn: `search, logging on (median of ${logRounds.length})`,
+    searchLogOff: `search, log=false (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
+    searchLogOn: `search, logging on (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
   };
   for (const [name, v] of Object.entries(httpResults)) {
     rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors, server CPU ${f(v.cpuMsPerRequest)} ms/request (main thread ${f(v.mainCpuMsPerRequest)})`]);
