@@ -42,6 +42,12 @@ export interface QueryStat {
   lastAt: number;
   /** Scratch: id of the last lookup that saw this stat (de-duplicates multi-word hits). */
   seen: number;
+  /**
+   * Its distinct prefixes of 1–6 characters at word starts, computed on its first add (the
+   * writer adds popular queries again and again; slicing and hashing them each time cost more
+   * than the cache updates themselves).
+   */
+  prefixes?: string[];
 }
 
 /** One entry of a suggestion answer. */
@@ -67,6 +73,15 @@ function wordStarts(query: string): number[] {
   const starts = [0];
   for (let i = query.indexOf(' '); i !== -1; i = query.indexOf(' ', i + 1)) starts.push(i + 1);
   return starts;
+}
+
+/** The distinct prefixes of 1–{@link SHORT_PREFIX} characters at the word starts of a query. */
+function shortPrefixes(query: string): string[] {
+  const out = new Set<string>();
+  for (const start of wordStarts(query)) {
+    for (let d = 1; d <= SHORT_PREFIX && start + d <= query.length; d++) out.add(query.slice(start, start + d));
+  }
+  return [...out];
 }
 
 /** First index whose key is >= `needle` (keys sorted by UTF-16 code units, like Array#sort). */
@@ -134,27 +149,25 @@ export class SuggestionIndex {
   /** Keeps the cached short-prefix lists exact after `stat` grew or changed its last results. */
   private updateShort(stat: QueryStat): void {
     const ok = eligible(stat);
-    for (const start of wordStarts(stat.query)) {
-      for (let d = 1; d <= SHORT_PREFIX && start + d <= stat.query.length; d++) {
-        const prefix = stat.query.slice(start, start + d);
-        const list = this.short.get(prefix);
-        if (!list) continue;
-        let i = list.indexOf(stat);
-        if (!ok) {
-          // Dropping an entry would leave a hole only a scan can fill: recompute on next use.
-          if (i !== -1) this.short.delete(prefix);
-          continue;
-        }
-        if (i === -1) {
-          if (list.length === MAX_SUGGESTIONS && !better(stat, list[MAX_SUGGESTIONS - 1]!)) continue;
-          if (list.length === MAX_SUGGESTIONS) list.pop();
-          list.push(stat);
-          i = list.length - 1;
-        }
-        while (i > 0 && better(stat, list[i - 1]!)) {
-          list[i] = list[i - 1]!;
-          list[--i] = stat;
-        }
+    const prefixes = (stat.prefixes ??= shortPrefixes(stat.query));
+    for (const prefix of prefixes) {
+      const list = this.short.get(prefix);
+      if (!list) continue;
+      let i = list.indexOf(stat);
+      if (!ok) {
+        // Dropping an entry would leave a hole only a scan can fill: recompute on next use.
+        if (i !== -1) this.short.delete(prefix);
+        continue;
+      }
+      if (i === -1) {
+        if (list.length === MAX_SUGGESTIONS && !better(stat, list[MAX_SUGGESTIONS - 1]!)) continue;
+        if (list.length === MAX_SUGGESTIONS) list.pop();
+        list.push(stat);
+        i = list.length - 1;
+      }
+      while (i > 0 && better(stat, list[i - 1]!)) {
+        list[i] = list[i - 1]!;
+        list[--i] = stat;
       }
     }
   }
