@@ -34,7 +34,9 @@ const owner = {};
 const run = (q: string) => search(snap, settings, { query: q, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC', offset: 0, limit: 10, includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null, groupResults: true, limitPerGroup: false }, owner);
 // DUMP=<file>: every query's full answer, one JSON line each (before/after comparisons).
 if (process.env.DUMP) fs.writeFileSync(process.env.DUMP, queries.map((q) => JSON.stringify({ q, answer: run(q) })).join('\n') + '\n');
-for (const q of queries.slice(0, 50)) run(q);
+// WARM=<n>: queries run once before timing (default 50). WARM=799 NQ=799 measures a warm
+// rotation through every query, as wrk's rotation in bench-search does once its caches are filled.
+for (const q of queries.slice(0, Number(process.env.WARM ?? 50))) run(q);
 const times: number[] = [];
 const c0 = process.cpuUsage();
 for (const q of queries) { const s = performance.now(); run(q); times.push(performance.now() - s); }
