@@ -127,8 +127,9 @@ function cardOf(h: Hit, withContent: boolean): ResultCard {
     return e.card;
   }
   const card = h.seg.reader.card(h.id, withContent);
-  // Strings at two bytes per character, plus about as much again for the content's word runs.
-  const bytes = 2 * (card.title.length + card.url.length + card.description.length) + 4 * card.content.length + 512;
+  // Strings at up to two bytes per character; the content's word runs (12 bytes per run of
+  // about 6 characters) and their index by hash add about as much again.
+  const bytes = 2 * (card.title.length + card.url.length + card.description.length) + 5 * card.content.length + 512;
   const entry: CardEntry = { card, bytes, used: false, owner: m, key };
   m.set(key, entry);
   cardClock.add(entry);

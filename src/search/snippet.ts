@@ -176,7 +176,8 @@ function wordRuns(text: string, to: number): WordRuns {
       other.push({ start: a, end: b, words: fold(slice.slice(a, b)).match(FOLDED_WORD) ?? [] });
     }
   }
-  return { start, end, hash, count, other, nonAscii, text, to };
+  // Trimmed to size: runs of cached cards stay in memory as long as the card.
+  return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to };
 }
 
 /** Word runs of texts handed over with a memo object (a cached result card): kept as long as it. */
