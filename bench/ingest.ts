@@ -63,6 +63,25 @@ interface PhaseResult {
   rawFts5Seconds: number;
   rawFts5DocsPerSecond: number;
   rawFts5Bytes: number;
+  /** Server CPU (all threads, /proc) from the first request to the last acknowledgement, per document. */
+  cpuMsPerDoc: number;
+  /** The main thread's part of it. */
+  mainCpuMsPerDoc: number;
+  /** The raw FTS5 insert's CPU per document (this process, one thread). */
+  rawFts5CpuMsPerDoc: number;
+}
+
+/** CPU seconds (user + system) of a process and of its main thread, from /proc (NaN elsewhere). */
+function procCpu(pid: number): { total: number; main: number } {
+  const read = (file: string) => {
+    try {
+      const f = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  };
+  return { total: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
 }
 
 function intEnv(name: string, dflt: number): number {
@@ -133,7 +152,7 @@ async function* readBatches(file: string): AsyncGenerator<string> {
 }
 
 /** Raw FTS5 reference: parse every batch and insert its documents, one transaction. */
-async function rawFts5(file: string, dbFile: string): Promise<{ seconds: number; docs: number; bytes: number }> {
+async function rawFts5(file: string, dbFile: string): Promise<{ seconds: number; docs: number; bytes: number; cpuSeconds: number }> {
   const bodies: string[] = [];
   for await (const b of readBatches(file)) bodies.push(b);
   const db = new Database(dbFile);
@@ -142,6 +161,7 @@ async function rawFts5(file: string, dbFile: string): Promise<{ seconds: number;
   const insert = db.prepare('INSERT INTO docs (url, title, headings, content) VALUES (?, ?, ?, ?)');
   let docs = 0;
   const started = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   db.exec('BEGIN');
   for (const body of bodies) {
     for (const d of JSON.parse(body) as CorpusDoc[]) {
@@ -151,8 +171,9 @@ async function rawFts5(file: string, dbFile: string): Promise<{ seconds: number;
   }
   db.exec('COMMIT');
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
   db.close();
-  return { seconds, docs, bytes: dirBytes(path.dirname(dbFile), (f) => f.startsWith(path.basename(dbFile))) };
+  return { cpuSeconds: (cpu.user + cpu.system) / 1e6, seconds, docs, bytes: dirBytes(path.dirname(dbFile), (f) => f.startsWith(path.basename(dbFile))) };
 }
 
 function dirBytes(dir: string, filter: (name: string) => boolean = () => true): number {
@@ -317,7 +338,7 @@ function segmentCount(dataDir: string, site: string): number {
   }
 }
 
-async function ingestPhase(server: Server, site: string, file: string, nonce: string, rss: RssSampler): Promise<Omit<PhaseResult, 'name' | 'rawFts5Seconds' | 'rawFts5DocsPerSecond' | 'rawFts5Bytes'>> {
+async function ingestPhase(server: Server, site: string, file: string, nonce: string, rss: RssSampler): Promise<Omit<PhaseResult, 'name' | 'rawFts5Seconds' | 'rawFts5DocsPerSecond' | 'rawFts5Bytes' | 'rawFts5CpuMsPerDoc'>> {
   const created = await request(server, 'POST', '/admin/projects', JSON.stringify({ siteId: site }));
   if (created.status !== 201) throw new Error(`create project ${site}: ${created.status} ${JSON.stringify(created.json)}`);
   const endpoint = `/sites/pagesJson?site=${site}`;
@@ -326,6 +347,7 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
   let failure: Error | undefined;
   rss.enter(`${site} ingest`);
   const started = process.hrtime.bigint();
+  const cpu0 = procCpu(server.child.pid!);
   for await (const body of readBatches(file)) {
     while (inFlight.size >= CONCURRENCY) await Promise.race(inFlight);
     if (failure) throw failure;
@@ -366,6 +388,11 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
     searchableAfterMs = Number(process.hrtime.bigint() - t0) / 1e6;
   }
 
+  // CPU from the first request until everything is searchable (builds that end after the last
+  // acknowledgement included; merges still running then are not).
+  const cpu1 = procCpu(server.child.pid!);
+  const cpuMsPerDoc = ((cpu1.total - cpu0.total) * 1000) / docs;
+  const mainCpuMsPerDoc = ((cpu1.main - cpu0.main) * 1000) / docs;
   const segmentsBefore = segmentCount(server.dataDir, site);
   rss.enter(`${site} full merge`);
   const m0 = process.hrtime.bigint();
@@ -376,7 +403,7 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
   // Until the next phase starts (or the run ends): what stays resident after the merge.
   rss.enter(`${site} after merge`);
   const indexBytes = dirBytes(path.join(server.dataDir, 'projects', site));
-  return { docs, ingestSeconds, docsPerSecond: docs / ingestSeconds, searchableAfterMs, searchableHow, indexBytes, segmentsBefore, segmentsAfter, mergeSeconds };
+  return { docs, ingestSeconds, docsPerSecond: docs / ingestSeconds, cpuMsPerDoc, mainCpuMsPerDoc, searchableAfterMs, searchableHow, indexBytes, segmentsBefore, segmentsAfter, mergeSeconds };
 }
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
@@ -427,7 +454,7 @@ async function main(): Promise<void> {
     for (const [i, p] of prepared.entries()) {
       process.stderr.write(`sitesift over HTTP: ${p.n} documents, batches of ${BATCH}, concurrency ${CONCURRENCY}\n`);
       const r = await ingestPhase(server, p.site, p.file, p.nonce, rss);
-      results.push({ name: p.name, ...r, rawFts5Seconds: raw[i]!.seconds, rawFts5DocsPerSecond: raw[i]!.docs / raw[i]!.seconds, rawFts5Bytes: raw[i]!.bytes });
+      results.push({ name: p.name, ...r, rawFts5Seconds: raw[i]!.seconds, rawFts5DocsPerSecond: raw[i]!.docs / raw[i]!.seconds, rawFts5Bytes: raw[i]!.bytes, rawFts5CpuMsPerDoc: (raw[i]!.cpuSeconds * 1000) / raw[i]!.docs });
     }
     rss.stop();
     const peakRss = peakRssMb(server.child.pid!);
@@ -438,6 +465,8 @@ async function main(): Promise<void> {
       ['raw FTS5 bulk insert (docs/s)', ...results.map((r) => r.rawFts5DocsPerSecond.toFixed(0))],
       ['ratio sitesift / raw FTS5', ...results.map((r) => (r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(2))],
       ['ingest time (s)', ...results.map((r) => r.ingestSeconds.toFixed(1))],
+      ['server CPU per doc until searchable, all threads (main) (ms)', ...results.map((r) => `${r.cpuMsPerDoc.toFixed(3)} (${r.mainCpuMsPerDoc.toFixed(3)})`)],
+      ['raw FTS5 CPU per doc (ms)', ...results.map((r) => r.rawFts5CpuMsPerDoc.toFixed(3))],
       ['last ack → searchable (ms)', ...results.map((r) => `${r.searchableAfterMs.toFixed(0)}${r.searchableHow === 'refresh' ? ' (refresh=true)' : ''}`)],
       ['index size on disk', ...results.map((r) => mb(r.indexBytes))],
       ['raw FTS5 db size', ...results.map((r) => mb(r.rawFts5Bytes))],
