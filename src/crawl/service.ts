@@ -772,10 +772,24 @@ export class CrawlService {
     if (!fresh || fresh.state === 'done' || fresh.state === 'failed') return;
     if (fresh.type === 'sitemap') {
       q.setRunState(run.id, 'done');
+      this.publishNow(siteId);
       return;
     }
     q.setRunState(run.id, 'done', `Crawl finished: ${fresh.total} pages${fresh.truncated ? ' (incomplete: maxPages reached or pages cancelled; nothing removed)' : ''}`);
-    if (!fresh.truncated) void this.removeUnreached(siteId, q, fresh);
+    if (!fresh.truncated) void this.removeUnreached(siteId, q, fresh).finally(() => this.publishNow(siteId));
+    else this.publishNow(siteId);
+  }
+
+  /**
+   * A finished run's last pages become searchable now instead of when the index's refresh
+   * timer (refreshMs after a write) fires: nothing more of the run is coming to share the
+   * segment with them.
+   */
+  private publishNow(siteId: string): void {
+    this.opts
+      .indexOf(siteId)
+      .then((index) => (typeof index.flush === 'function' ? index.flush() : undefined))
+      .catch((err: unknown) => this.log.error({ err, siteId }, 'publishing a finished crawl failed'));
   }
 
   private async removeUnreached(siteId: string, q: CrawlQueue, run: CrawlTask): Promise<void> {

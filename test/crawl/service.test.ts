@@ -13,6 +13,7 @@ import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js'
 import type { Settings, PageDoc } from '../../src/types.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
 import { startSiteServer, type SiteServer } from './helpers/site-server.js';
+import { until } from './helpers/until.js';
 
 let site: SiteServer;
 t.before(async () => {
@@ -75,6 +76,9 @@ t.test('site crawl: BFS within hosts, every status recorded, dedupe, robots, can
   // is then recognised as already crawled). The #fragment link and dup.html's canonical add none.
   t.equal(site.hits.get('/a.html'), 2, 'a.html fetched once as a page (fragment and canonical dedupe)');
   t.equal(index.get(u('/'))?.source, 'crawler');
+  // The last pages are published when the run ends, not when the refresh timer fires.
+  await until(async () => index.flushes > 0, 'the finished crawl to be flushed');
+  t.equal(index.flushes, 1, 'the finished crawl flushed its index once');
   const done = svc.getTask('s1', run.taskId)!;
   t.equal(done.state, 'done');
   t.ok(done.finishedAt);
@@ -207,6 +211,7 @@ t.test('URL push: task lifecycle, newest write wins, cancellation', async (t) =>
   t.equal(index.get(`${site.url}/a.html`)?.source, 'crawler');
   t.equal(index.get(`${site.url}/c.html`)?.title, 'From JSON', 'newest write (JSON) wins');
   t.match(svc.getTask('s1', c.taskId)!.message, /newer JSON push/);
+  t.equal(index.flushes, 0, 'URL pushes leave publishing to the refresh timer (no run ended)');
 });
 
 t.test('cancel(predicate) cancels queued crawls of deleted URLs', async (t) => {

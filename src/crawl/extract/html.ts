@@ -143,12 +143,10 @@ const linkCache = new Map<string, string | null>();
  * {@link resolveLink} with a cache. The result of a reference that is not query-only (`?x`)
  * depends only on the base up to its last `/` (RFC 3986 §5.2.2), which is the cache key.
  */
-function cachedLink(href: string, base: string): string | null {
+function cachedLink(href: string, base: string, baseDir = linkBaseDir(base)): string | null {
   const h = href.trim();
   if (!h || h.startsWith('#') || h.startsWith('?')) return resolveLink(h, base);
-  const q = base.search(/[?#]/);
-  const path = q < 0 ? base : base.slice(0, q);
-  const key = path.slice(0, path.lastIndexOf('/') + 1) + '\n' + h;
+  const key = baseDir + h;
   let link = linkCache.get(key);
   if (link === undefined) {
     link = resolveLink(h, base);
@@ -156,6 +154,13 @@ function cachedLink(href: string, base: string): string | null {
     linkCache.set(key, link);
   }
   return link;
+}
+
+/** The cache-key prefix of a base URL for {@link cachedLink}: up to its path's last `/`. */
+function linkBaseDir(base: string): string {
+  const q = base.search(/[?#]/);
+  const path = q < 0 ? base : base.slice(0, q);
+  return path.slice(0, path.lastIndexOf('/') + 1) + '\n';
 }
 
 function parseRobots(value: string | undefined): { noindex: boolean; nofollow: boolean } {
@@ -526,6 +531,12 @@ function streamPage(html: string): StreamScan {
   whole.root = 0;
   const collectors = [main, article, roleMain, body, whole];
   let depth = 0;
+  // A candidate that opened is preferred to every candidate after it in `collectors`, so those
+  // stop collecting (most pages have a <body>: without this the text was collected twice).
+  const opened = (c: RegionCollector): void => {
+    c.root = depth;
+    for (let i = collectors.indexOf(c) + 1; i < collectors.length; i++) collectors[i]!.done = true;
+  };
   // Inside <svg> nothing is scanned (its <title> is not the page title).
   let svgDepth = 0;
   // Texts of the first <title> and <h1> (all their text, like textContent).
@@ -553,16 +564,16 @@ function streamPage(html: string): StreamScan {
               scan.lang ??= a.lang;
               break;
             case 'main':
-              if (main.root < 0) main.root = depth;
+              if (main.root < 0) opened(main);
               break;
             case 'article':
-              if (article.root < 0) article.root = depth;
+              if (article.root < 0) opened(article);
               break;
             case 'body':
-              if (body.root < 0) body.root = depth;
+              if (body.root < 0) opened(body);
               break;
           }
-          if (a.role === 'main' && roleMain.root < 0) roleMain.root = depth;
+          if (a.role === 'main' && roleMain.root < 0) opened(roleMain);
           if (name === 'svg') svgDepth = depth;
         }
         const block = BLOCK.has(name);
@@ -648,9 +659,10 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
   const links: string[] = [];
   if (!nofollow) {
     const seen = new Set<string>();
+    const baseDir = linkBaseDir(base);
     for (const a of scan.anchors) {
       if (a.rel && a.rel.toLowerCase().split(/\s+/).includes('nofollow')) continue;
-      const link = cachedLink(a.href, base);
+      const link = cachedLink(a.href, base, baseDir);
       if (link && !seen.has(link)) {
         seen.add(link);
         links.push(link);

@@ -21,6 +21,11 @@ export class MemoryIndex {
     }
     return this.seq;
   }
+  /** flush() calls so far (the crawler publishes a finished run at once). */
+  flushes = 0;
+  async flush(): Promise<void> {
+    this.flushes++;
+  }
   has(url: string): boolean {
     return this.docs.has(url);
   }
