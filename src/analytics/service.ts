@@ -281,8 +281,8 @@ export class QueryLogService {
   }
 
   /** The writer thread, when started: whether it runs and how many batches it committed (tests, status). */
-  get writerThread(): { alive: boolean; batches: number; inFlight: number } | null {
-    return this.writer ? { alive: this.writer.alive, batches: this.writer.batches, inFlight: this.writer.pending } : null;
+  get writerThread(): { alive: boolean; batches: number; inFlight: number; youngGenerationMb: number } | null {
+    return this.writer ? { alive: this.writer.alive, batches: this.writer.batches, inFlight: this.writer.pending, youngGenerationMb: this.writer.youngGenerationMb } : null;
   }
 
   /** Resolves when the writer thread has answered every batch handed over so far (tests). */

@@ -15,6 +15,7 @@
  */
 import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { WORKER_YOUNG_GENERATION_MB } from '../pool.js';
 import type { LogRow } from './site-log.js';
 import type { WriterReply, WriterRequest, WriterSiteResult } from './writer-thread.js';
 
@@ -56,6 +57,8 @@ export class LogWriterThread {
   constructor(private readonly opts: LogWriterThreadOptions) {
     const { port1, port2 } = new MessageChannel();
     const workerData = { port: port2, done: this.done };
+    // Same V8 young-generation cap as the pool threads (memory per thread; see src/pool.ts).
+    const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
     if (FROM_TS) {
       // Under tsx (tests) a worker gets no ESM hooks on Node 20, but tsx's require hook works.
       const tsx = createRequire(import.meta.url).resolve('tsx/cjs');
@@ -64,9 +67,10 @@ export class LogWriterThread {
         eval: true,
         workerData,
         transferList: [port2],
+        resourceLimits,
       });
     } else {
-      this.worker = new Worker(new URL('./writer-thread.js', import.meta.url), { workerData, transferList: [port2] });
+      this.worker = new Worker(new URL('./writer-thread.js', import.meta.url), { workerData, transferList: [port2], resourceLimits });
     }
     this.port = port1;
     this.port.on('message', (reply: WriterReply) => this.settle(reply));
@@ -83,6 +87,11 @@ export class LogWriterThread {
   /** False once the thread failed: callers write on the main thread instead. */
   get alive(): boolean {
     return !this.dead;
+  }
+
+  /** The thread's V8 young-generation cap in MB (tests, status). */
+  get youngGenerationMb(): number {
+    return this.worker.resourceLimits?.maxYoungGenerationSizeMb ?? 0;
   }
 
   /** Requests not answered yet. */

@@ -59,6 +59,12 @@ t.test('background batches are committed by the writer thread, not on the main t
   t.same(errors, []);
 });
 
+t.test('the writer thread runs with the pool threads\' V8 young-generation cap', async (t) => {
+  const { WORKER_YOUNG_GENERATION_MB } = await import('../../src/pool.js');
+  const { svc } = setup(t);
+  t.equal(svc.writerThread?.youngGenerationMb, WORKER_YOUNG_GENERATION_MB);
+});
+
 t.test('flush() waits for batches in flight: ids in order, aggregates counted once', async (t) => {
   const { svc, read } = setup(t);
   for (let i = 0; i < 5; i++) svc.record('docs', { query: 'alpha', results: 1 });
