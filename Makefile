@@ -49,7 +49,11 @@ bench-suggest: setup
 	elif [ $$rc -ne 0 ]; then echo "make bench-suggest: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/suggest.ts
 
+# Builds first, like bench-search: the server child runs dist/ (the production build) when it exists.
 bench-crawl: setup
+	@npx tsc -p tsconfig.build.json; rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "make bench-crawl: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
+	elif [ $$rc -ne 0 ]; then echo "make bench-crawl: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/crawl.ts
 
 relevance: setup

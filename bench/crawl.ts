@@ -15,9 +15,11 @@
  * 5. The known-item queries (queries.jsonl) run against the crawled project and against a
  *    project filled from docs.jsonl.gz through pagesJson; MRR@10, S@1, S@10, zero-result rate.
  *
- * Environment: BENCH_WORKERS (server pool threads, default 2), BENCH_SERVER (tsx, default, or dist),
+ * Environment: BENCH_WORKERS (server pool threads, default 2), BENCH_SERVER (dist or tsx; default:
+ * dist/ when built, which `make bench-crawl` does first),
  * BENCH_CRAWL_ONLY=1 (stop after the crawl: for profiling runs, not for reported numbers),
- * BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS of the server child only, e.g. `--require <profiler>`),
+ * BENCH_WORKER_NICE (SITESIFT_WORKER_NICE of the server), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS of
+ * the server child only, e.g. `--require <profiler>`),
  * BENCH_PROFILE_SIGNAL (with BENCH_CRAWL_ONLY: a signal sent to the server after the crawl, for
  * a profiler preload to write its profiles).
  */
@@ -219,9 +221,11 @@ async function main(): Promise<void> {
 
     // ---- sitesift crawl
     server = await startBenchServer({
-      // tsx by default so the current source is measured (a dist/ build may be stale).
-      mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx',
-      // BENCH_SERVER_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/x`) goes to the server
+      // The built server (dist/, as `make bench-crawl` builds it first, like the other server
+      // benchmarks) when it exists, else tsx; BENCH_SERVER=tsx|dist forces one. Under tsx every
+      // pool thread compiles the TypeScript it loads, CPU a production server never spends.
+      mode: process.env.BENCH_SERVER === 'dist' || process.env.BENCH_SERVER === 'tsx' ? process.env.BENCH_SERVER : 'auto',
+      // BENCH_SERVER_NODE_OPTIONS (e.g. `--require <profiler preload>`) goes to the server
       // child only, for profiling runs.
       env: {
         SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true',
@@ -260,6 +264,7 @@ async function main(): Promise<void> {
     const skipped = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=8XX&limit=1000');
     const redirects = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=3XX&limit=1000');
     const peakRss = server.peakRssMb();
+    console.log(`server: ${server.mode === 'dist' ? 'built JS (dist/)' : 'TypeScript through tsx'}, ${WORKERS} pool threads`);
     console.log(
       `sitesift crawl: ${status.pages} pages indexed in ${fmt(crawlSeconds, 2)} s = ${fmt(crawlRate, 1)} pages/s ` +
         `(${site.hits - hitsBefore} requests; task ${task.state}: ${task.message}); peak RSS ${peakRss} MB`,
@@ -347,6 +352,7 @@ async function main(): Promise<void> {
         kinds.map((k) => [k, { crawled: +fmt(mrr(crawledScores, k)), json: +fmt(mrr(jsonScores, k)) }]),
       ),
       workers: Number(WORKERS),
+      server: server.mode,
     });
     console.log('\n' + JSON.stringify(results));
   } finally {
