@@ -33,6 +33,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
+import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
 import { prng } from './lib/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -71,18 +72,7 @@ interface PhaseResult {
   rawFts5CpuMsPerDoc: number;
 }
 
-/** CPU seconds (user + system) of a process and of its main thread, from /proc (NaN elsewhere). */
-function procCpu(pid: number): { total: number; main: number } {
-  const read = (file: string) => {
-    try {
-      const f = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      return NaN;
-    }
-  };
-  return { total: read(`/proc/${pid}/stat`), main: read(`/proc/${pid}/task/${pid}/stat`) };
-}
+
 
 function intEnv(name: string, dflt: number): number {
   const v = process.env[name];
@@ -347,7 +337,7 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
   let failure: Error | undefined;
   rss.enter(`${site} ingest`);
   const started = process.hrtime.bigint();
-  const cpu0 = procCpu(server.child.pid!);
+  const cpu0 = { total: processCpuMs(server.child.pid) / 1000, main: mainThreadCpuMs(server.child.pid) / 1000 };
   for await (const body of readBatches(file)) {
     while (inFlight.size >= CONCURRENCY) await Promise.race(inFlight);
     if (failure) throw failure;
@@ -390,7 +380,7 @@ async function ingestPhase(server: Server, site: string, file: string, nonce: st
 
   // CPU from the first request until everything is searchable (builds that end after the last
   // acknowledgement included; merges still running then are not).
-  const cpu1 = procCpu(server.child.pid!);
+  const cpu1 = { total: processCpuMs(server.child.pid) / 1000, main: mainThreadCpuMs(server.child.pid) / 1000 };
   const cpuMsPerDoc = ((cpu1.total - cpu0.total) * 1000) / docs;
   const mainCpuMsPerDoc = ((cpu1.main - cpu0.main) * 1000) / docs;
   const segmentsBefore = segmentCount(server.dataDir, site);

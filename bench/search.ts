@@ -36,6 +36,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadPgDocs, loadPgQueries, type CorpusDoc } from './lib/corpus.js';
 import { MiniSearchPeer } from './lib/peers.js';
+import { processCpuMs } from './lib/proc.js';
 import { call, createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -56,17 +57,7 @@ interface Row {
   cpuMs: number;
 }
 
-/** CPU time a process has used so far (user + system, all threads), in ms; NaN off Linux. */
-function processCpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 (utime, stime) in clock ticks; 100 per second on Linux.
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
-}
+
 
 // ---------------------------------------------------------------- child servers
 

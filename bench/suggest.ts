@@ -25,13 +25,14 @@
  *
  * Prints a table and one JSON line (`BENCH_SUGGEST {...}`).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import { QueryLogService } from '../src/analytics/service.js';
 import { loadPgDocs, loadPgQueries } from './lib/corpus.js';
 import { createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
+import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
 import { hasWrk, rotatingScript, runWrk } from './lib/wrk.js';
 
 const TOTAL = Number(process.env.SITESIFT_BENCH_QUERIES ?? 1_000_000);
@@ -202,27 +203,6 @@ interface Load {
   cpuMsPerRequest: number;
   /** The main thread's share of it (HTTP, routes, caches; the rest is search and writer threads). */
   mainCpuMsPerRequest: number;
-}
-/** utime + stime of a process in ms (Linux /proc; NaN elsewhere). */
-function processCpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 (utime, stime) in clock ticks; 100 per second on Linux.
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
-}
-/** utime + stime of a process's main thread in ms. */
-function mainThreadCpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
 }
 async function load(paths: string[], seconds = SECONDS): Promise<Load> {
   const pid = server!.child.pid;
