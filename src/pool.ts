@@ -36,13 +36,14 @@ export interface PoolOptions {
 }
 
 /**
- * Default young-generation size of pool and search threads, MB. V8's default lets each isolate
- * keep up to 3 × 16 MB of new space committed; builds and searches churn through short-lived
- * strings (log lines, answers) and every thread kept its new space at the maximum, ~45 MB × 4
- * threads of RSS in the 100k ingest benchmark. Objects that survive are promoted a little
- * sooner with a smaller new space.
+ * Default young-generation size of pool, search and query-log writer threads, MB. V8's default
+ * (here 48) lets each isolate keep that much new space committed, and builds and searches churn
+ * through short-lived strings (log lines, answers). Measured with bench-ingest on a quiet machine
+ * (12:26–12:41 UTC): V8's default 719 MB peak RSS at 100k, 1.27 ms of server CPU per document;
+ * 16 MB 602 MB, 1.23 ms; 6 MB 559 MB but 1.41 ms (scavenges; the crawler and the search threads
+ * showed the same GC cost), so 16.
  */
-export const WORKER_YOUNG_GENERATION_MB = 6;
+export const WORKER_YOUNG_GENERATION_MB = 16;
 
 /**
  * Creates the pool. Under tsx the workers load tsx too (`--import tsx`), so task modules can
