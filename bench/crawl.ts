@@ -30,47 +30,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { knownItemScores, loadPgDocs, loadPgQueries, SHARED, type KnownItem } from './lib/corpus.js';
+import { processCpuMs, threadCpu } from './lib/proc.js';
 import { call, createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 
 const GOAL_RATIO = 0.3;
 const WORKERS = process.env.BENCH_WORKERS ?? '2';
 const fmt = (x: number, d = 3) => x.toFixed(d);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * CPU seconds (user + system, all threads) a process has used so far, from /proc (NaN off
- * Linux). On a shared machine wall time swings with other jobs; CPU per page does much less.
- */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command name.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds per thread (tid → [name, seconds]) of a process, from /proc (empty off Linux). */
-function threadCpu(pid: number | undefined): Map<string, [string, number]> {
-  const out = new Map<string, [string, number]>();
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(tid, [String(tid) === String(pid) ? 'main' : name, (Number(f[11]) + Number(f[12])) / 100]);
-      } catch {
-        // The thread ended between the listing and the read.
-      }
-    }
-  } catch {
-    // Not Linux.
-  }
-  return out;
-}
 
 /** Per-thread-name CPU seconds used between two {@link threadCpu} snapshots. */
 function threadCpuDelta(before: Map<string, [string, number]>, after: Map<string, [string, number]>): Record<string, number> {
@@ -243,7 +209,7 @@ async function main(): Promise<void> {
     );
     if (patch.status !== 200) throw new Error(`settings: ${patch.status} ${JSON.stringify(patch.json)}`);
     const hitsBefore = site.hits;
-    const cpu0 = cpuSeconds(server.child.pid);
+    const cpu0 = processCpuMs(server.child.pid) / 1000;
     const threads0 = threadCpu(server.child.pid);
     const benchCpu0 = process.cpuUsage();
     const load0 = load1();
@@ -255,7 +221,7 @@ async function main(): Promise<void> {
     const status = await waitPending0(server, 'crawled');
     const crawlSeconds = (performance.now() - c0) / 1000;
     const crawlRate = status.pages / crawlSeconds;
-    const serverCpu = cpuSeconds(server.child.pid) - cpu0;
+    const serverCpu = processCpuMs(server.child.pid) / 1000 - cpu0;
     const byThread = threadCpuDelta(threads0, threadCpu(server.child.pid));
     const benchCpu = process.cpuUsage(benchCpu0);
     const staticCpu = (benchCpu.user + benchCpu.system) / 1e6;

@@ -51,6 +51,7 @@ export const WORKER_YOUNG_GENERATION_MB = 16;
  */
 export function createPool(opts: PoolOptions): Piscina {
   const execArgv = workerExecArgv(process.execArgv, RUNNING_FROM_TS);
+  const youngMb = opts.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB;
   return new Piscina({
     filename: workerFile(),
     minThreads: 0,
@@ -58,12 +59,8 @@ export function createPool(opts: PoolOptions): Piscina {
     idleTimeout: opts.idleTimeoutMs ?? 30_000,
     execArgv,
     workerData: { nice: opts.nice ?? 10 },
-    ...(youngMb(opts) > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb(opts) } } : {}),
+    ...(youngMb > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb } } : {}),
   });
-}
-
-function youngMb(opts: PoolOptions): number {
-  return opts.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB;
 }
 
 // V8 heap and GC flags. Worker threads refuse every V8 flag in execArgv

@@ -113,8 +113,10 @@ export function* loggedEntries(logFiles: string[], seqs: number[], firstAts: num
       held = null;
       // Batches newer than this build (the file being appended to) are skipped unparsed.
       if (peek !== null && peek > maxSeq) continue;
-      // The reader reuses its buffer for the next line: keep a copy.
-      held = Buffer.from(line);
+      // Only a batch that starts below the first wanted seq waits for its successor; the reader
+      // reuses its buffer for the next line, so that one is copied. Others are parsed now.
+      if (peek !== null && peek < minSeq) held = Buffer.from(line);
+      else yield* entriesOf(line);
     }
     if (held !== null && firstAt.size > 0) yield* entriesOf(held);
   }

@@ -19,24 +19,37 @@ async function until(check: () => boolean, tries = 400): Promise<boolean> {
   return check();
 }
 
+/** An in-memory index whose writes wait until the test releases them. */
+function heldWrites(): { memory: MemoryIndex; index: MemoryIndex; writes: { readonly pending: number; release(): void } } {
+  const memory = new MemoryIndex();
+  const held: Array<() => void> = [];
+  let pending = 0;
+  const index = Object.assign(Object.create(memory) as MemoryIndex, {
+    async write(ops: WriteOp[]): Promise<number> {
+      pending++;
+      await new Promise<void>((r) => held.push(r));
+      pending--;
+      return memory.write(ops);
+    },
+  });
+  const writes = {
+    get pending() {
+      return pending;
+    },
+    release() {
+      while (held.length) held.shift()!();
+    },
+  };
+  return { memory, index, writes };
+}
+
 t.test('the host slot is freed when the fetch is back, not after the index write', async (t) => {
   const site = await startSiteServer();
   t.teardown(() => site.close());
   const dataDir = mkdtempSync(path.join(tmpdir(), 'sitesift-pipeline-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  // An index whose writes wait until the test lets them through.
-  const memory = new MemoryIndex();
-  const held: Array<() => void> = [];
-  let writing = 0;
-  const index = Object.assign(Object.create(memory) as MemoryIndex, {
-    async write(ops: WriteOp[]): Promise<number> {
-      writing++;
-      await new Promise<void>((r) => held.push(r));
-      writing--;
-      return memory.write(ops);
-    },
-  });
+  const { memory, index, writes } = heldWrites();
 
   let fetching = 0;
   let maxFetching = 0;
@@ -65,10 +78,10 @@ t.test('the host slot is freed when the fetch is back, not after the index write
   await svc.pushUrl('s1', `${site.url}/a.html`);
   await svc.pushUrl('s1', `${site.url}/c.html`);
   await svc.pushUrl('s1', `${site.url}/d.html`);
-  t.ok(await until(() => writing === 1 && started.length >= 2), 'the second request started while the first page waits for its write');
-  t.ok(await until(() => started.length === 3 && writing === 3), 'every page fetched while all writes are still held');
+  t.ok(await until(() => writes.pending === 1 && started.length >= 2), 'the second request started while the first page waits for its write');
+  t.ok(await until(() => started.length === 3 && writes.pending === 3), 'every page fetched while all writes are still held');
   t.equal(maxFetching, 1, 'concurrencyPerHost 1: never two requests to the host at once');
-  while (held.length) held.shift()!();
+  writes.release();
   await svc.idle('s1');
   t.same(memory.searchable(), [`${site.url}/a.html`, `${site.url}/c.html`, `${site.url}/d.html`]);
 });
@@ -117,17 +130,7 @@ t.test('pages waiting for their index commit do not take fetch slots (maxInFligh
   t.teardown(() => site.close());
   const dataDir = mkdtempSync(path.join(tmpdir(), 'sitesift-pipeline-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const memory = new MemoryIndex();
-  const held: Array<() => void> = [];
-  let writing = 0;
-  const index = Object.assign(Object.create(memory) as MemoryIndex, {
-    async write(ops: WriteOp[]): Promise<number> {
-      writing++;
-      await new Promise<void>((r) => held.push(r));
-      writing--;
-      return memory.write(ops);
-    },
-  });
+  const { memory, index, writes } = heldWrites();
   let fetching = 0;
   let maxFetching = 0;
   const svc = new CrawlService({
@@ -150,9 +153,9 @@ t.test('pages waiting for their index commit do not take fetch slots (maxInFligh
   svc.start();
   t.teardown(() => svc.stop(100));
   for (const p of ['/a.html', '/c.html', '/d.html']) await svc.pushUrl('s1', `${site.url}${p}`);
-  t.ok(await until(() => writing === 3), 'all three pages fetched while every write is held');
+  t.ok(await until(() => writes.pending === 3), 'all three pages fetched while every write is held');
   t.equal(maxFetching, 1, 'never more than maxInFlight fetches at once');
-  while (held.length) held.shift()!();
+  writes.release();
   await svc.idle('s1');
   t.equal(memory.searchable().length, 3);
 });
