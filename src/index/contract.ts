@@ -10,7 +10,7 @@
  * immutable view.
  */
 import type { DocSource, PageDoc } from '../types.js';
-import type { SegmentReader } from './segment.js';
+import type { SegmentReader } from './segment-reader.js';
 
 /** An operation as a caller submits it; the index assigns `seq` and `at`. */
 export type WriteOp = { op: 'upsert'; doc: PageDoc } | { op: 'delete'; url: string };

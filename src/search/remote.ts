@@ -15,7 +15,7 @@
  * pure conversions both sides share.
  */
 import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { SegmentReader } from '../index/segment.js';
+import { SegmentReader } from '../index/segment-reader.js';
 import type { Settings } from '../types.js';
 import { search, type SearchParams, type SearchResponse } from './service.js';
 

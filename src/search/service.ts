@@ -4,7 +4,7 @@
  * and renders results. Routes only validate parameters and call {@link search}.
  */
 import type { IndexSnapshot } from '../index/contract.js';
-import type { ResultCard } from '../index/segment.js';
+import type { ResultCard } from '../index/segment-reader.js';
 import type { DataPoint, ResultMapping, Settings } from '../types.js';
 import { compilePattern } from '../crawl/patterns.js';
 import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { writeSegment, SegmentReader, NFIELDS, type SegmentEntry } from '../../src/index/segment.js';
+import { writeSegment, NFIELDS, type SegmentEntry } from '../../src/index/segment.js';
+import { SegmentReader } from '../../src/index/segment-reader.js';
 import type { IndexSnapshot, LiveSegment } from '../../src/index/contract.js';
 import type { PageDoc } from '../../src/types.js';
 

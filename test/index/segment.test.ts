@@ -2,7 +2,8 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { writeSegment, readRowColumns, SegmentReader, NFIELDS, SEGMENT_FORMAT, READER_CACHE_KB } from '../../src/index/segment.js';
+import { writeSegment, readRowColumns, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
+import { SegmentReader, READER_CACHE_KB } from '../../src/index/segment-reader.js';
 import { makeDoc } from '../helpers/docs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { doc, tempDir } from './helpers.js';
 import { WriteLog, encodeBatch } from '../../src/index/write-log.js';
 import { loggedEntries, runBuildSegment } from '../../src/index/tasks.js';
-import { SegmentReader } from '../../src/index/segment.js';
+import { SegmentReader } from '../../src/index/segment-reader.js';
 
 /** A write log with three files: seqs 1-3, 4-5 (rotated), 6 (current). */
 async function threeFiles(dir: string): Promise<WriteLog> {

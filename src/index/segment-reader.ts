@@ -1,0 +1,318 @@
+/**
+ * Reading side of the segment file format (src/index/segment.ts describes the tables):
+ * {@link SegmentReader} opens a sealed segment read-only — on the main thread for liveness
+ * bookkeeping and on search threads for queries — and keeps decoded postings in a shared,
+ * byte-bounded CLOCK cache.
+ */
+import Database from 'better-sqlite3';
+import type { PageDoc, FilterValue, DataPoint } from '../types.js';
+import { words } from '../search/analyze.js';
+import { NFIELDS, infoFrom, titleWithoutNumbering, decodePostings, type Postings, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment.js';
+
+/** Per-document values kept in memory for filtering, facets, sorting and scoring. */
+export interface DocValues {
+  urls: string[];
+  status: Int32Array;
+  boost: Float64Array;
+  /** lengths[id * NFIELDS + f] */
+  lengths: Uint32Array;
+  group: string[];
+  docType: string[];
+  filters: Array<FilterValue[] | null>;
+  dataPoints: Array<DataPoint[] | null>;
+  /** Stored titles (for {@link SegmentReader.titleKey}). */
+  titles: string[];
+}
+
+/** Budget of decoded postings kept in memory, all segments of all projects together. */
+const POSTINGS_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** One cached postings list; `used` is the second-chance bit of the CLOCK eviction. */
+interface PostingsEntry {
+  p: Postings | null;
+  bytes: number;
+  used: boolean;
+  owner: Map<string, PostingsEntry>;
+  term: string;
+}
+/**
+ * Eviction order of every reader's cached postings (insertion order, CLOCK): a hit only sets the
+ * entry's `used` bit, so lookups never reorder the Map (deleting and re-inserting on every hit
+ * left holes that each eviction's iterator had to skip). Evicts in batches down to 7/8 of the
+ * budget, so an iterator is started once per batch rather than once per miss.
+ */
+const postingsClock = new Set<PostingsEntry>();
+let postingsCacheBytes = 0;
+
+function evictPostings(): void {
+  const target = POSTINGS_CACHE_BYTES - POSTINGS_CACHE_BYTES / 8;
+  for (const e of postingsClock) {
+    if (postingsCacheBytes <= target) break;
+    postingsClock.delete(e);
+    if (e.used) {
+      // Second chance: recently used, goes to the back.
+      e.used = false;
+      postingsClock.add(e);
+      continue;
+    }
+    e.owner.delete(e.term);
+    postingsCacheBytes -= e.bytes;
+  }
+}
+
+/** SQLite page cache (KiB) of each segment reader connection. */
+export const READER_CACHE_KB = 2048;
+
+/** Longest content prefix read for a result (the snippet scans at most this much). */
+export const CARD_CONTENT_LIMIT = 12_000;
+
+/** The fields a search result shows. */
+export interface ResultCard {
+  url: string;
+  title: string;
+  content: string;
+  documentType: string;
+  dataPoints: DataPoint[];
+  imageUrl: string | null;
+  description: string;
+}
+
+
+/** Read-only view of one segment file. Open once per published segment; close when unreferenced. */
+export class SegmentReader {
+  readonly path: string;
+  readonly info: SegmentInfo;
+  private readonly db: Database.Database;
+  private values: DocValues | null = null;
+  private vocab: string[] | null = null;
+  private readonly stmtTerm: Database.Statement;
+  private readonly stmtStem: Database.Statement;
+  private readonly stmtPrefix: Database.Statement;
+  private readonly stmtBody: Database.Statement;
+  private readonly stmtCard: Database.Statement;
+  private readonly stmtCardNoContent: Database.Statement;
+  private readonly stmtPhrase: Database.Statement;
+  private readonly stmtUrl: Database.Statement;
+  private readonly stmtHkeys: Database.Statement;
+  /** Title and heading keys by row id, derived on first use (bounded by the row count). */
+  private titleKeys: Array<string | undefined> | null = null;
+  private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
+  /** This reader's cached postings (entries also sit in the shared eviction order). */
+  private readonly postingsMap = new Map<string, PostingsEntry>();
+
+  private constructor(path: string, db: Database.Database) {
+    this.path = path;
+    this.db = db;
+    this.info = infoFrom(db, path);
+    this.stmtTerm = db.prepare('SELECT postings FROM terms WHERE term = ?').pluck();
+    this.stmtStem = db.prepare('SELECT term FROM terms WHERE stem = ?').pluck();
+    this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
+    this.stmtBody = db.prepare('SELECT body, title, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
+    this.stmtCard = db.prepare(
+      `SELECT url, title, substr(content, 1, ${CARD_CONTENT_LIMIT}) AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?`,
+    );
+    this.stmtCardNoContent = db.prepare(
+      "SELECT url, title, '' AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?",
+    );
+    this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
+    this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
+    this.stmtHkeys = db.prepare('SELECT hkeys FROM docs WHERE id = ?').pluck();
+  }
+
+  /** Opens a sealed segment read-only. Throws when the file is missing or of another format. */
+  static open(path: string): SegmentReader {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      // Decoded postings, doc values, cards and BM25F values are cached in JS already, and the
+      // OS caches the file: a small page cache per reader keeps memory flat as segments and
+      // search threads multiply (better-sqlite3's default is 16 MB per connection).
+      db.pragma(`cache_size = -${READER_CACHE_KB}`);
+      return new SegmentReader(path, db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  /** This reader's SQLite page cache in KiB (tests, status). */
+  pageCacheKb(): number {
+    const v = this.db.pragma('cache_size', { simple: true }) as number;
+    return v < 0 ? -v : (v * (this.db.pragma('page_size', { simple: true }) as number)) / 1024;
+  }
+
+  /** Every row, in docId order. */
+  rows(): SegmentRow[] {
+    return (
+      this.db.prepare('SELECT id, url, seq, at, first_at AS firstAt, status, lengths FROM docs ORDER BY id').all() as Array<
+        Omit<SegmentRow, 'lengths'> & { lengths: string }
+      >
+    ).map((r) => ({ ...r, lengths: JSON.parse(r.lengths) as number[] }));
+  }
+
+  deletes(): SegmentDelete[] {
+    return this.db.prepare('SELECT url, seq, at FROM deletes').all() as SegmentDelete[];
+  }
+
+  /** The stored entry of one row. */
+  entry(id: number): SegmentEntry {
+    const r = this.stmtBody.get(id) as { body: string; title: string; content: string; firstAt: number; seq: number; at: number } | undefined;
+    if (!r) throw new Error(`no doc ${id} in ${this.path}`);
+    const doc = JSON.parse(r.body) as PageDoc;
+    // Non-searchable rows keep their title and content only in the JSON (they may be absent there).
+    if (doc.status === 200) {
+      doc.title = r.title;
+      doc.content = r.content;
+    } else {
+      doc.title ??= '';
+      doc.content ??= '';
+    }
+    return { seq: r.seq, at: r.at, firstAt: r.firstAt, doc };
+  }
+
+  /**
+   * What a search result shows of one row. Cheaper than {@link entry}: the page content is
+   * read only when `withContent` (snippets) and the stored JSON only for the small fields.
+   */
+  card(id: number, withContent: boolean): ResultCard {
+    const r = (withContent ? this.stmtCard : this.stmtCardNoContent).get(id) as
+      | { url: string; title: string; content: string; documentType: string; dataPoints: string; image: string | null; description: string | null }
+      | undefined;
+    if (!r) throw new Error(`no doc ${id} in ${this.path}`);
+    return {
+      url: r.url,
+      title: r.title,
+      content: r.content,
+      documentType: r.documentType,
+      dataPoints: r.dataPoints === '[]' ? [] : (JSON.parse(r.dataPoints) as DataPoint[]),
+      imageUrl: r.image || null,
+      description: r.description ?? '',
+    };
+  }
+
+  /** In-memory per-document values, loaded on first use. */
+  docValues(): DocValues {
+    if (this.values) return this.values;
+    const n = this.info.docCount;
+    const v: DocValues = {
+      urls: new Array<string>(n),
+      status: new Int32Array(n),
+      boost: new Float64Array(n),
+      lengths: new Uint32Array(n * NFIELDS),
+      group: new Array<string>(n),
+      docType: new Array<string>(n),
+      filters: new Array<FilterValue[] | null>(n).fill(null),
+      dataPoints: new Array<DataPoint[] | null>(n).fill(null),
+      titles: new Array<string>(n).fill(''),
+    };
+    // Only columns stored before `headings`/`content` in the row: SQLite then never reads a
+    // page's text (overflow pages), which on a large segment is most of the file. Title keys
+    // and heading keys are derived per document on demand (the re-ranking needs ~100).
+    const it = this.db
+      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title FROM docs')
+      .iterate() as IterableIterator<{
+      id: number; url: string; status: number; lengths: string; boost: number; grp: string; docType: string; filters: string; dataPoints: string; title: string;
+    }>;
+    for (const r of it) {
+      v.urls[r.id] = r.url;
+      v.status[r.id] = r.status;
+      v.boost[r.id] = r.boost;
+      const l = JSON.parse(r.lengths) as number[];
+      for (let f = 0; f < NFIELDS; f++) v.lengths[r.id * NFIELDS + f] = l[f] ?? 0;
+      v.group[r.id] = r.grp;
+      v.docType[r.id] = r.docType;
+      if (r.filters !== '[]') v.filters[r.id] = JSON.parse(r.filters) as FilterValue[];
+      if (r.dataPoints !== '[]') v.dataPoints[r.id] = JSON.parse(r.dataPoints) as DataPoint[];
+      if (r.status === 200) v.titles[r.id] = r.title;
+    }
+    this.values = v;
+    return v;
+  }
+
+  /** Folded words of a row's title without section numbering, joined by one space (cached). */
+  titleKey(id: number): string {
+    const keys = (this.titleKeys ??= new Array<string | undefined>(this.info.docCount));
+    let k = keys[id];
+    if (k === undefined) keys[id] = k = words(titleWithoutNumbering(this.docValues().titles[id] ?? '')).join(' ');
+    return k;
+  }
+
+  /** The hashWord() of each heading's folded words of a row (null: none; cached). */
+  headingKeys(id: number): Int32Array | null {
+    const keys = (this.headingKeyCache ??= new Array<Int32Array | null | undefined>(this.info.docCount));
+    let k = keys[id];
+    if (k === undefined) {
+      const b = this.stmtHkeys.get(id) as Buffer | null | undefined;
+      keys[id] = k = b ? new Int32Array(new Uint8Array(b).buffer) : null;
+    }
+    return k;
+  }
+
+  /** Sorted vocabulary of this segment (loaded on first use; for typo matching). */
+  terms(): string[] {
+    if (!this.vocab) this.vocab = this.db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[];
+    return this.vocab;
+  }
+
+  /** Whether `term` is in this segment's vocabulary. */
+  hasTerm(term: string): boolean {
+    return this.postings(term) !== null;
+  }
+
+  /** Words of this segment sharing `stem` (words from English documents only). */
+  termsWithStem(stem: string): string[] {
+    return this.stmtStem.all(stem) as string[];
+  }
+
+  /** Words starting with `prefix`, at most `limit`, in order. */
+  termsWithPrefix(prefix: string, limit: number): string[] {
+    return this.stmtPrefix.all(prefix, prefix + '\uffff', limit) as string[];
+  }
+
+  /** Decoded postings of `term`, or null when absent. Cached process-wide: segments are immutable. */
+  postings(term: string): Postings | null {
+    const cached = this.postingsMap.get(term);
+    if (cached !== undefined) {
+      cached.used = true;
+      return cached.p;
+    }
+    const blob = this.stmtTerm.get(term) as Buffer | undefined;
+    const p = blob ? decodePostings(blob) : null;
+    const bytes = (p ? p.ids.byteLength + p.tfs.byteLength : 0) + 96 + term.length * 2;
+    const e: PostingsEntry = { p, bytes, used: false, owner: this.postingsMap, term };
+    this.postingsMap.set(term, e);
+    postingsClock.add(e);
+    postingsCacheBytes += bytes;
+    if (postingsCacheBytes > POSTINGS_CACHE_BYTES) evictPostings();
+    return p;
+  }
+
+  /** The row id of `url` in this segment, or null. */
+  idOf(url: string): number | null {
+    const v = this.stmtUrl.get(url) as number | undefined;
+    return v === undefined ? null : v;
+  }
+
+  /** Row ids matching an FTS5 query (phrases: `"a b"`; callers quote every word). */
+  ftsMatch(query: string): Set<number> {
+    return new Set(this.stmtPhrase.all(query) as number[]);
+  }
+
+  /** The subset of `ids` matching an FTS5 query. */
+  ftsMatchAmong(query: string, ids: Set<number>): Set<number> {
+    const out = new Set<number>();
+    if (ids.size === 0) return out;
+    // FTS5 plans `rowid IN (...)` as a scan; evaluating the phrase alone and intersecting here
+    // is much faster for the short phrase queries used by re-ranking.
+    for (const id of this.stmtPhrase.iterate(query) as IterableIterator<number>) if (ids.has(id)) out.add(id);
+    return out;
+  }
+
+  close(): void {
+    for (const e of this.postingsMap.values()) {
+      postingsClock.delete(e);
+      postingsCacheBytes -= e.bytes;
+    }
+    this.postingsMap.clear();
+    if (this.db.open) this.db.close();
+  }
+}
