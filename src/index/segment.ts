@@ -152,6 +152,12 @@ class ByteWriter {
     this.ensure(1);
     this.buf[this.len++] = v;
   }
+  /** Appends src[start, end) unchanged. */
+  copy(src: Uint8Array, start: number, end: number): void {
+    this.ensure(end - start);
+    this.buf.set(src.subarray(start, end), this.len);
+    this.len += end - start;
+  }
   bytes(): Buffer {
     return Buffer.from(this.buf.buffer, this.buf.byteOffset, this.len);
   }
@@ -543,9 +549,9 @@ export interface MergeSource {
 
 /**
  * Merges the live rows of `sources` into a new segment at `path`, without re-analysing any
- * text: stored rows are copied by SQL, postings are decoded, filtered, renumbered and
- * re-encoded term by term (a k-way merge over the sources' sorted term tables, so memory stays
- * flat), and FTS5 is rebuilt from the copied rows. Rows keep their seq/at/firstAt. Runs in a
+ * text: stored rows are copied by SQL, postings are filtered and renumbered term by term (a
+ * k-way merge over the sources' sorted term tables, so memory stays flat; entries are copied as
+ * bytes, see remapPostings), and FTS5 is rebuilt from the copied rows. Rows keep their seq/at/firstAt. Runs in a
  * pool worker.
  */
 export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[]): SegmentInfo {
@@ -610,19 +616,9 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
           heads.forEach((h, si) => {
             if (h.done || h.value.term !== term) return;
             if (h.value.stem !== term) stem = h.value.stem;
-            const p = decodePostings(h.value.postings);
-            const map = maps[si]!;
-            for (let i = 0; i < p.ids.length; i++) {
-              const id = map[p.ids[i]!]!;
-              if (id < 0) continue;
-              let mask = 0;
-              for (let f = 0; f < NFIELDS; f++) if (p.tfs[i * NFIELDS + f]! > 0) mask |= 1 << f;
-              w.varint(id - prev);
-              prev = id;
-              w.byte(mask);
-              for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(p.tfs[i * NFIELDS + f]!);
-              df++;
-            }
+            const r = remapPostings(h.value.postings, maps[si]!, w, prev);
+            prev = r.prev;
+            df += r.df;
             heads[si] = its[si]!.next();
           });
           if (df > 0) insTerm.run(term, stem, df, w.bytes());
@@ -637,6 +633,53 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
   }
   if (minSeq === Number.MAX_SAFE_INTEGER) minSeq = 0;
   return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length, minSeq, maxSeq });
+}
+
+/**
+ * Appends the entries of one source's postings blob whose row survives the merge (`map[oldId]`
+ * ≥ 0) to `w`, renumbered, and returns the new last id and how many entries it kept. Nothing is
+ * decoded into arrays and re-encoded: mask and tf varints do not change with the id, and an id
+ * delta that the renumbering leaves equal (consecutive kept rows of a source) is kept too, so
+ * runs of entries are copied as bytes and only the delta at the start of a run is rewritten
+ * (for a source without dead rows: its first entry). The output is the same bytes a decode and
+ * re-encode would give. `prev` = the last id already in `w`.
+ */
+function remapPostings(buf: Uint8Array, map: Int32Array, w: ByteWriter, prev: number): { prev: number; df: number } {
+  let pos = 0;
+  let old = 0;
+  let df = 0;
+  // Start of the bytes not yet copied that belong to kept entries (-1: none pending).
+  let run = -1;
+  while (pos < buf.length) {
+    const entry = pos;
+    let v = 0;
+    let shift = 0;
+    let b: number;
+    do {
+      b = buf[pos++]!;
+      v |= (b & 0x7f) << shift;
+      shift += 7;
+    } while (b & 0x80);
+    old += v;
+    const afterDelta = pos;
+    const mask = buf[pos++]!;
+    for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) while (buf[pos++]! & 0x80);
+    const id = map[old]!;
+    if (id < 0) {
+      if (run >= 0) w.copy(buf, run, entry);
+      run = -1;
+      continue;
+    }
+    if (run < 0 || id - prev !== v) {
+      if (run >= 0) w.copy(buf, run, entry);
+      w.varint(id - prev);
+      run = afterDelta;
+    }
+    prev = id;
+    df++;
+  }
+  if (run >= 0) w.copy(buf, run, pos);
+  return { prev, df };
 }
 
 /** The per-row columns liveness bookkeeping keeps in memory (see {@link readRowColumns}). */

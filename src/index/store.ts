@@ -65,11 +65,21 @@ function splitBySize<T extends { bytes: number }>(items: T[], parts: number): T[
 }
 
 /**
- * Segment count up to which policy merges yield to segment builds that are behind. Kept low:
- * every open segment costs each search thread a reader with its own vocabulary and page cache
- * (measured: 70 segments at the end of a 100k import took the first searches to +660 MB RSS).
+ * Segment count up to which policy merges yield to segment builds that are behind (a bulk
+ * import is flowing). A merge re-copies every row and rebuilds FTS5 over every merged document
+ * (≈0.27 ms of CPU per document against ≈0.55 for its build), and during an import it takes a
+ * pool thread the builds need, so merging while the import flows costs import rate; deferred,
+ * the same merges run once the import stops. Bounded: every open segment costs each search
+ * thread a reader with its own vocabulary and page cache (measured before the reader caches
+ * were capped: 70 segments at the end of a 100k import took the first searches to +660 MB RSS).
  */
-export const MAX_SEGMENTS_DEFERRING_MERGES = 16;
+export const MAX_SEGMENTS_DEFERRING_MERGES = 32;
+
+/**
+ * A flush that leaves this many segments or more runs the merge policy at once (unless builds
+ * are behind) instead of waiting for the merge job's minute tick.
+ */
+export const MERGE_ON_FLUSH_SEGMENTS = 16;
 
 /** The few logger methods the store uses; compatible with console and most loggers. */
 export interface IndexLogger {
@@ -110,8 +120,8 @@ export interface SegmentStoreOptions {
    */
   parallelBuilds?: number;
   /**
-   * Run the merge policy after a flush that leaves 16 or more segments, not only when the merge
-   * job calls (default true).
+   * Run the merge policy after a flush that leaves {@link MERGE_ON_FLUSH_SEGMENTS} or more
+   * segments, not only when the merge job calls (default true).
    */
   mergeOnFlush?: boolean;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
@@ -755,14 +765,16 @@ export class SegmentStore implements ProjectIndex {
   }
 
   /**
-   * Once a flush leaves {@link MAX_SEGMENTS_DEFERRING_MERGES} or more segments, runs the merge
+   * Once a flush leaves {@link MERGE_ON_FLUSH_SEGMENTS} or more segments, runs the merge
    * policy right away instead of waiting for the merge job's minute tick: a bulk import
    * otherwise ended with 35–52 segments, and every open segment costs each search thread a
-   * reader. Below that count merges stay with the job. One queued run at a time.
+   * reader. Below that count merges stay with the job. While builds are behind (the import
+   * still flows) nothing starts here: the flush that publishes the import's last documents
+   * starts the merges. One queued run at a time.
    */
   private mergeAfterFlush(): void {
     if (!this.mergeOnFlush || this.mergeQueued || this.closed) return;
-    if (this.gen.views.length < MAX_SEGMENTS_DEFERRING_MERGES || !this.mergeDue()) return;
+    if (this.gen.views.length < MERGE_ON_FLUSH_SEGMENTS || !this.mergeDue()) return;
     this.mergeQueued = true;
     this.merge()
       .catch((err: Error) => this.log?.error(`index ${this.siteId}: merge after flush failed: ${err.message}`))
@@ -924,17 +936,23 @@ export class SegmentStore implements ProjectIndex {
   }
 
   /**
-   * Whether segment builds are behind the writers: a build runs and at least half a buffer's
-   * worth of acknowledged documents is unpublished. Policy merges wait then (the next merge
-   * job tick tries again): on a small machine a merge takes the CPU the build needs, and the
-   * build is what held-back writers wait for. Bounded by {@link MAX_SEGMENTS_DEFERRING_MERGES},
-   * so a never-ending import cannot grow the segment count without limit.
+   * Whether segment builds are behind the writers: at least half a buffer's worth of
+   * acknowledged documents is unpublished, in a running build or in the buffer (which then
+   * holds enough for an early flush: the next build is due). Policy merges wait then (the
+   * flush that catches up, or the next merge job tick, tries again): on a small machine a
+   * merge takes the CPU the build needs, and the build is what held-back writers wait for.
+   * Bounded by {@link MAX_SEGMENTS_DEFERRING_MERGES}, so a never-ending import cannot grow the
+   * segment count without limit.
    */
   private buildsBehind(): boolean {
-    if (this.building === null || this.gen.views.length >= MAX_SEGMENTS_DEFERRING_MERGES) return false;
+    if (this.gen.views.length >= MAX_SEGMENTS_DEFERRING_MERGES) return false;
+    let docs = this.buffer.size;
     let bytes = this.bufferedBytes;
-    for (const p of this.building.values()) if (p.op === 'upsert') bytes += p.bytes;
-    return this.buffer.size + this.building.size >= this.maxBufferedDocs / 2 || bytes >= this.maxBufferedBytes / 2;
+    if (this.building !== null) {
+      docs += this.building.size;
+      for (const p of this.building.values()) if (p.op === 'upsert') bytes += p.bytes;
+    }
+    return docs >= this.maxBufferedDocs / 2 || bytes >= this.maxBufferedBytes / 2;
   }
 
   private selectMerges(): string[][] {

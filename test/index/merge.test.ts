@@ -4,7 +4,7 @@ import path from 'node:path';
 import { doc, liveRows, openStore, realPool, tempDir } from './helpers.js';
 import type { TaskPool } from '../../src/index/tasks.js';
 import type { WriteOp } from '../../src/index/contract.js';
-import { MAX_SEGMENTS_DEFERRING_MERGES, type SegmentStore } from '../../src/index/store.js';
+import { MAX_SEGMENTS_DEFERRING_MERGES, MERGE_ON_FLUSH_SEGMENTS, type SegmentStore } from '../../src/index/store.js';
 
 /** Wraps the real pool; results of `taskName` tasks are held until `release()` is called. */
 function gatedPool(inner: TaskPool, taskName = 'merge-segments') {
@@ -235,16 +235,78 @@ t.test('mergeOnFlush: a flush reaching the segment bound runs the policy without
     },
   };
   const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
-  for (let s = 0; s < MAX_SEGMENTS_DEFERRING_MERGES - 1; s++) {
+  for (let s = 0; s < MERGE_ON_FLUSH_SEGMENTS - 1; s++) {
     await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://f.test/${s}`, `flush ${s}`) }] as WriteOp[]);
   }
-  t.equal(store.segments().length, MAX_SEGMENTS_DEFERRING_MERGES - 1, 'below the bound the flushes merge nothing');
+  t.equal(store.segments().length, MERGE_ON_FLUSH_SEGMENTS - 1, 'below the bound the flushes merge nothing');
   await writeAndFlush(store, [{ op: 'upsert', doc: doc('https://f.test/last', 'flush last') }] as WriteOp[]);
   await mergeDone;
   await store.merge(); // waits for the queued policy run to finish
-  t.ok(store.segments().length < MAX_SEGMENTS_DEFERRING_MERGES, `merged after the flush that reached the bound (${store.segments().length} segments)`);
+  t.ok(store.segments().length < MERGE_ON_FLUSH_SEGMENTS, `merged after the flush that reached the bound (${store.segments().length} segments)`);
   const snap = store.acquire();
-  t.equal(liveRows(snap).size, MAX_SEGMENTS_DEFERRING_MERGES);
+  t.equal(liveRows(snap).size, MERGE_ON_FLUSH_SEGMENTS);
   snap.release();
   await store.close();
 });
+
+t.test('mergeOnFlush: no merge starts after a flush while the next build is due (import still flowing)', async (t) => {
+  const h = holdablePool(realPool(t));
+  const tasks: string[] = [];
+  let merged!: () => void;
+  const mergeDone = new Promise<void>((r) => (merged = r));
+  const pool: TaskPool = {
+    async run(task) {
+      const name = (task as { task: string }).task;
+      tasks.push(name);
+      const result = await h.pool.run(task);
+      if (name === 'merge-segments') merged();
+      return result;
+    },
+  };
+  const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, maxBufferedDocs: 8, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
+  t.teardown(() => h.release());
+  for (let s = 0; s < MERGE_ON_FLUSH_SEGMENTS - 1; s++) {
+    await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://g.test/${s}`, `flush ${s}`) }] as WriteOp[]);
+  }
+  tasks.length = 0;
+  // Half a buffer starts a build (held); half a buffer more arrives meanwhile: the next build is due.
+  h.hold();
+  await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://g.test/a${i}`, `bulk a ${i}`) }) as WriteOp));
+  await h.held();
+  const seq = await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://g.test/b${i}`, `bulk b ${i}`) }) as WriteOp));
+  h.release();
+  await store.waitSearchable(seq);
+  await mergeDone;
+  await store.merge(); // waits for the queued policy run to finish
+  t.same(tasks.slice(0, 3), ['build-segment', 'build-segment', 'merge-segments'], 'the due build ran before any merge');
+  t.ok(store.segments().length < MERGE_ON_FLUSH_SEGMENTS, `merged once the builds caught up (${store.segments().length} segments)`);
+  const snap = store.acquire();
+  t.equal(liveRows(snap).size, MERGE_ON_FLUSH_SEGMENTS - 1 + 8);
+  snap.release();
+  await store.close();
+});
+
+t.test(`policy merges stop waiting for builds at ${MAX_SEGMENTS_DEFERRING_MERGES} segments`, async (t) => {
+  const h = holdablePool(realPool(t));
+  const store = await openStore(tempDir(t), h.pool, { maxBufferedDocs: 8, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
+  t.teardown(() => h.release());
+  for (let s = 0; s < MAX_SEGMENTS_DEFERRING_MERGES - 1; s++) {
+    await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://c.test/${s}`, `seg ${s}`) }] as WriteOp[]);
+  }
+  h.hold();
+  const seq = await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://c.test/b${i}`, `bulk ${i}`) }) as WriteOp));
+  await h.held();
+  t.notOk(store.mergeDue(), `below ${MAX_SEGMENTS_DEFERRING_MERGES} segments merges wait for the held build`);
+  // One more segment reaches the bound: written and flushed while the held build still runs.
+  h.release();
+  await store.waitSearchable(seq);
+  t.equal(store.segments().length, MAX_SEGMENTS_DEFERRING_MERGES);
+  h.hold();
+  const seq2 = await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://c.test/c${i}`, `bulk c ${i}`) }) as WriteOp));
+  await h.held();
+  t.ok(store.mergeDue(), 'at the bound a merge is due although a build is behind');
+  h.release();
+  await store.waitSearchable(seq2);
+  await store.close();
+});
+
