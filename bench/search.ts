@@ -19,11 +19,12 @@
  *
  * Sizes: the PostgreSQL 15 manual (1,169 pages), then ~BENCH_DOCS (default 100,000) documents:
  * the manual multiplied with distinct URLs and shuffled content words (bench/lib/server.ts).
- * Before each load one client asks the queries in order for up to BENCH_WARMUP_SECONDS (default
- * 20; warm-up and error check). At ~100k documents MiniSearch builds in its own process while
- * sitesift indexes, and is paused (SIGSTOP) while sitesift is measured.
+ * Before each load one client asks the queries in order, then 8 clients rotate through them
+ * BENCH_WARMUP_PASSES more times (default 4), all within BENCH_WARMUP_SECONDS (default 20):
+ * warm-up (every search thread's JIT) and error check. At ~100k documents MiniSearch builds in
+ * its own process while sitesift indexes, and is paused (SIGSTOP) while sitesift is measured.
  *
- * Environment: BENCH_SECONDS (per load, default 10), BENCH_WARMUP_SECONDS, BENCH_DOCS (default 100000; 0 skips the
+ * Environment: BENCH_SECONDS (per load, default 10), BENCH_WARMUP_SECONDS, BENCH_WARMUP_PASSES, BENCH_DOCS (default 100000; 0 skips the
  * large run), BENCH_CONCURRENCY (indexing requests in flight, default 3), BENCH_SERVER
  * (dist|tsx; default dist when built), BENCH_PEERS=0 (sitesift only, manual only: for quick
  * iterations).
@@ -36,7 +37,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadPgDocs, loadPgQueries, type CorpusDoc } from './lib/corpus.js';
 import { MiniSearchPeer } from './lib/peers.js';
-import { processCpuMs } from './lib/proc.js';
+import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
 import { call, createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -44,6 +45,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BIG = Number(process.env.BENCH_DOCS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 3);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 20);
+const WARMUP_PASSES = Number(process.env.BENCH_WARMUP_PASSES ?? 4);
+const WARMUP_CONCURRENCY = 8;
 const CONNECTIONS = [8, 32];
 const SELF = fileURLToPath(import.meta.url);
 const SEARCH_PARAMS = 'includeContent=true&highlightQueryTerms=true&filterOptions=true&log=false';
@@ -55,6 +58,8 @@ interface Row {
   result: WrkResult;
   /** Server CPU (all its threads, from /proc) per request; NaN when not measured. */
   cpuMs: number;
+  /** The same for the server's main thread alone (HTTP, hand-off); NaN when not measured. */
+  mainCpuMs: number;
 }
 
 
@@ -193,33 +198,62 @@ function segmentCount(server: BenchServer, site = 'pgdocs'): number | string {
 }
 
 /**
- * Warm-up and sanity check: one client asks the paths in order, all of them or as many as fit in
- * WARMUP_SECONDS; throws on the first non-200. Resolves how many were asked and the mean ms.
+ * Warm-up and sanity check: one client asks the paths in order (throws on the first non-200),
+ * then WARMUP_CONCURRENCY clients go through them WARMUP_PASSES more times — all within
+ * WARMUP_SECONDS. A fresh search thread's JIT needs thousands of searches to settle (in process,
+ * bench/search-quick.ts THREADS=1 WARMROUNDS=8: 2.8, 1.0, 0.88, 0.82, 0.61, 0.58, 0.49, 0.51 ms
+ * CPU per search over the first eight passes of 799 queries), and one client feeds mostly one of the threads,
+ * so a single ordered pass left the first wrk row measuring cold threads. Resolves the first
+ * pass's count and mean ms, and the server's CPU per request of each concurrent pass (`pid`).
  */
-async function warmUp(base: string, paths: string[]): Promise<{ n: number; meanMs: number }> {
+async function warmUp(base: string, paths: string[], pid?: number): Promise<{ n: number; meanMs: number; passCpuMs: number[] }> {
   const t0 = performance.now();
-  let n = 0;
-  for (const p of paths) {
+  const deadline = t0 + WARMUP_SECONDS * 1000;
+  const ask = async (p: string) => {
     const res = await fetch(base + p);
     const text = await res.text();
     if (res.status !== 200) throw new Error(`warm-up ${p}: ${res.status} ${text.slice(0, 300)}`);
+  };
+  let n = 0;
+  for (const p of paths) {
+    await ask(p);
     n++;
-    if (performance.now() - t0 > WARMUP_SECONDS * 1000) break;
+    if (performance.now() > deadline) break;
   }
-  return { n, meanMs: (performance.now() - t0) / n };
+  const meanMs = (performance.now() - t0) / n;
+  const passCpuMs: number[] = [];
+  for (let pass = 0; pass < WARMUP_PASSES && performance.now() < deadline; pass++) {
+    const cpu0 = processCpuMs(pid);
+    let next = 0;
+    let asked = 0;
+    await Promise.all(
+      Array.from({ length: WARMUP_CONCURRENCY }, async () => {
+        while (next < paths.length && performance.now() < deadline) {
+          await ask(paths[next++]!);
+          asked++;
+        }
+      }),
+    );
+    passCpuMs.push((processCpuMs(pid) - cpu0) / Math.max(1, asked));
+  }
+  return { n, meanMs, passCpuMs };
 }
 
-const warmNote = (w: { n: number; meanMs: number }, total: number) => `${w.meanMs.toFixed(1)} ms/query (one client, ${w.n === total ? 'all' : `first ${w.n} of`} ${total} queries)`;
+const warmNote = (w: { n: number; meanMs: number; passCpuMs: number[] }, total: number) =>
+  `${w.meanMs.toFixed(1)} ms/query (one client, ${w.n === total ? 'all' : `first ${w.n} of`} ${total} queries)` +
+  (w.passCpuMs.length ? `, then ${w.passCpuMs.length} pass(es) at ${WARMUP_CONCURRENCY} clients: server CPU ${w.passCpuMs.map((c) => (Number.isNaN(c) ? '?' : c.toFixed(2))).join(' / ')} ms/request` : '');
 
 /** Loads `base` at each connection count; `pid`: the server process whose CPU per request is reported. */
 async function load(rows: Row[], corpus: string, docs: number, engine: string, base: string, script: string, connections = CONNECTIONS, pid?: number): Promise<void> {
   for (const c of connections) {
     const cpu0 = processCpuMs(pid);
+    const main0 = mainThreadCpuMs(pid);
     const result = await runWrk({ url: base, connections: c, seconds: SECONDS, threads: 2, script });
     const cpuMs = (processCpuMs(pid) - cpu0) / Math.max(1, result.rps * SECONDS);
-    rows.push({ corpus, docs, engine, result, cpuMs });
+    const mainCpuMs = (mainThreadCpuMs(pid) - main0) / Math.max(1, result.rps * SECONDS);
+    rows.push({ corpus, docs, engine, result, cpuMs, mainCpuMs });
     process.stderr.write(
-      `  ${engine.padEnd(24)} ${String(c).padStart(2)} conn: ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${Number.isNaN(cpuMs) ? '' : `  server CPU ${cpuMs.toFixed(3)} ms/request`}${result.errors ? `  errors ${result.errors}` : ''}\n`,
+      `  ${engine.padEnd(24)} ${String(c).padStart(2)} conn: ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms${Number.isNaN(cpuMs) ? '' : `  server CPU ${cpuMs.toFixed(3)} ms/request (main thread ${mainCpuMs.toFixed(3)})`}${result.errors ? `  errors ${result.errors}` : ''}\n`,
     );
   }
 }
@@ -257,7 +291,7 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
     }
     const paths = queryPaths.map((q) => `/sites?site=pgdocs&query=${q}&${SEARCH_PARAMS}`);
     const script = rotatingScript(path.join(outDir, 'sitesift.lua'), paths);
-    const warm = await warmUp(server.url, paths);
+    const warm = await warmUp(server.url, paths, server.child.pid);
     notes.push(`${corpus}: sitesift warm-up ${warmNote(warm, paths.length)}`);
     const segmentsBefore = segmentCount(server);
     if (typeof segmentsBefore === 'number' && segmentsBefore > 1 && ix.indexed >= 10_000) {
@@ -272,14 +306,14 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
       const r = await merging;
       if (r.status !== 200) throw new Error(`merge: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
       notes.push(`${corpus}: full merge of ${segmentsBefore} segments took ${((performance.now() - t0) / 1000).toFixed(1)} s (the first ${SECONDS} s of it under load)`);
-      const rewarm = await warmUp(server.url, paths);
+      const rewarm = await warmUp(server.url, paths, server.child.pid);
       notes.push(`${corpus}: after the merge, warm-up again ${warmNote(rewarm, paths.length)}`);
     }
     await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache)`, server.url, script, CONNECTIONS, server.child.pid);
     notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB; ${segmentCount(server)} segments after the load`);
     await server.stop();
     server = await startBenchServer({ mode, env: threadsEnv, reuse: { dataDir: server.dataDir, masterKey: server.masterKey } });
-    const warm2 = await warmUp(server.url, paths);
+    const warm2 = await warmUp(server.url, paths, server.child.pid);
     notes.push(`${corpus}: restarted with the default answer cache; warm-up ${warmNote(warm2, paths.length)} (fills the cache: wrk then repeats the same ${paths.length} queries)`);
     await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, cache)`, server.url, script, CONNECTIONS, server.child.pid);
     return ix.indexed;
@@ -299,7 +333,7 @@ async function miniSearchPhase(rows: Row[], corpus: string, starting: Promise<Pe
   try {
     notes.push(`${corpus}: MiniSearch built ${peer.docs} docs in memory in ${peer.buildSeconds.toFixed(1)} s`);
     const paths = queryPaths.map((q) => `/search?query=${q}`);
-    const warm = await warmUp(peer.url, paths);
+    const warm = await warmUp(peer.url, paths, peer.child.pid);
     notes.push(`${corpus}: MiniSearch warm-up ${warmNote(warm, paths.length)}`);
     await load(rows, corpus, peer.docs, 'MiniSearch (node:http)', peer.url, rotatingScript(path.join(outDir, 'minisearch.lua'), paths), CONNECTIONS, peer.child.pid);
   } finally {
@@ -361,10 +395,10 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   lines.push(`Search speed — wrk, 2 threads, ${SECONDS} s per row, ${queryPaths.length} corpus queries rotating; sitesift with ${SEARCH_PARAMS}`);
   lines.push('');
-  lines.push('| corpus | docs | engine | conn | req/s | p50 ms | p99 ms | server CPU ms/request | errors |');
-  lines.push('|---|---:|---|---:|---:|---:|---:|---:|---:|');
+  lines.push('| corpus | docs | engine | conn | req/s | p50 ms | p99 ms | server CPU ms/request | main thread CPU ms/request | errors |');
+  lines.push('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    lines.push(`| ${r.corpus} | ${r.docs || '—'} | ${r.engine} | ${r.result.connections} | ${r.result.rps.toFixed(0)} | ${r.result.p50.toFixed(2)} | ${r.result.p99.toFixed(2)} | ${Number.isNaN(r.cpuMs) ? '—' : r.cpuMs.toFixed(3)} | ${r.result.errors} |`);
+    lines.push(`| ${r.corpus} | ${r.docs || '—'} | ${r.engine} | ${r.result.connections} | ${r.result.rps.toFixed(0)} | ${r.result.p50.toFixed(2)} | ${r.result.p99.toFixed(2)} | ${Number.isNaN(r.cpuMs) ? '—' : r.cpuMs.toFixed(3)} | ${Number.isNaN(r.mainCpuMs) ? '—' : r.mainCpuMs.toFixed(3)} | ${r.result.errors} |`);
   }
   lines.push('');
   for (const n of notes) lines.push(`- ${n}`);
@@ -408,7 +442,7 @@ async function main(): Promise<void> {
     at: new Date().toISOString(),
     seconds: Math.round((performance.now() - t0) / 1000),
     loadSeconds: SECONDS,
-    rows: rows.map((r) => ({ corpus: r.corpus, docs: r.docs, engine: r.engine, connections: r.result.connections, rps: Math.round(r.result.rps), p50: +r.result.p50.toFixed(3), p90: +r.result.p90.toFixed(3), p99: +r.result.p99.toFixed(3), cpuMsPerRequest: +r.cpuMs.toFixed(4), errors: r.result.errors })),
+    rows: rows.map((r) => ({ corpus: r.corpus, docs: r.docs, engine: r.engine, connections: r.result.connections, rps: Math.round(r.result.rps), p50: +r.result.p50.toFixed(3), p90: +r.result.p90.toFixed(3), p99: +r.result.p99.toFixed(3), cpuMsPerRequest: +r.cpuMs.toFixed(4), mainCpuMsPerRequest: +r.mainCpuMs.toFixed(4), errors: r.result.errors })),
     goals: Object.fromEntries(goals.map((g) => [g.goal, g.met])),
   };
   process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify(json) + '\n');

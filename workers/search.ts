@@ -1,14 +1,17 @@
 /**
- * Search task (search threads): answers one `GET /sites` search from segment files the main
- * thread has pinned. See src/search/remote.ts for the protocol and why results are identical to
- * a main-thread search. One {@link ThreadSnapshots} per thread keeps readers warm between calls.
+ * A search thread (a `worker_threads` Worker started by {@link ThreadSearchExecutor} in
+ * src/search/executor.ts; not a Piscina task): answers `GET /sites` searches from segment files
+ * the main thread has pinned, one {@link SearchRequest} at a time, with a {@link SearchReply}.
+ * See src/search/remote.ts for the protocol and why results equal a main-thread search. Its
+ * {@link SearchThreadState} keeps readers, their caches and the settings warm between requests.
  */
-import { IDLE_SNAPSHOT_MS, runRemoteSearch, ThreadSnapshots, type RemoteSearchResult, type RemoteSearchTask } from '../src/search/remote.js';
+import { parentPort } from 'node:worker_threads';
+import { IDLE_SNAPSHOT_MS, SearchThreadState, type SearchRequest } from '../src/search/remote.js';
 
-const cache = new ThreadSnapshots();
+const state = new SearchThreadState();
 // Close generations nobody searched for a while, so deleted segment files are not held open.
-setInterval(() => cache.sweep(), IDLE_SNAPSHOT_MS).unref();
+setInterval(() => state.sweep(), IDLE_SNAPSHOT_MS).unref();
 
-export default async function searchTask(payload: Record<string, unknown>): Promise<RemoteSearchResult> {
-  return runRemoteSearch(cache, payload as unknown as RemoteSearchTask);
-}
+parentPort!.on('message', (req: SearchRequest) => {
+  parentPort!.postMessage(state.handle(req));
+});

@@ -11,8 +11,16 @@
  * thread reads can be removed meanwhile. Results are identical to a main-thread search by
  * construction (same code, same segment files, same tombstones); tests compare the two.
  *
- * This file holds the thread side ({@link runRemoteSearch}, used by `workers/search.ts`) and the
- * pure conversions both sides share.
+ * Hand-off (src/search/executor.ts {@link ThreadSearchExecutor}, thread `workers/search.ts`): plain
+ * `worker_threads` messages, one search in flight per thread. A task names its settings by id
+ * and its generation by owner and number; the settings object and the {@link SnapshotSpec} are
+ * sent only the first time a thread gets them (they are cloned with every message otherwise).
+ * A thread that no longer holds them (it closed an idle generation, or keeps only the newest
+ * settings) answers {@link SearchReply} `missing`, and the main thread sends the task again with
+ * both. The answer's JSON is a string (one memcpy to clone).
+ *
+ * This file holds the thread side ({@link SearchThreadState}) and the pure conversions both
+ * sides share.
  */
 import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
 import { SegmentReader } from '../index/segment-reader.js';
@@ -39,12 +47,28 @@ export interface SnapshotSpec {
   totalLengths: number[];
 }
 
-/** What the main thread asks a search thread. */
-export interface RemoteSearchTask {
-  snapshot: SnapshotSpec;
-  settings: Settings;
+/** What the main thread asks a search thread (one message). */
+export interface SearchRequest {
+  /** Matches the reply to its request. */
+  id: number;
+  /** The settings object's id on the main thread (src/search/object-id.ts): one per version. */
+  settingsId: number;
+  /** Sent when the thread may not hold `settingsId` yet. */
+  settings?: Settings;
+  owner: number;
+  generation: number;
+  /** Sent when the thread may not hold this generation yet. */
+  snapshot?: SnapshotSpec;
   params: SearchParams;
 }
+
+/** A search thread's reply to {@link SearchRequest} `id`. */
+export type SearchReply =
+  | { id: number; result: RemoteSearchResult }
+  /** The thread lacks the settings or the generation the request named: send them. */
+  | { id: number; missing: true }
+  /** A bug (searches have no client errors: parameters are validated before). */
+  | { id: number; error: { message: string; stack?: string } };
 
 /**
  * A search thread's answer: the response as JSON plus what the route reads of it. Parameters
@@ -124,17 +148,23 @@ export class ThreadSnapshots {
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** The open snapshot of `owner`'s `generation`, if this thread holds it. */
+  find(owner: number, generation: number): IndexSnapshot | undefined {
+    const key = `${owner}:${generation}`;
+    const hit = this.snapshots.get(key);
+    if (!hit) return undefined;
+    hit.usedAt = this.now();
+    // Most recently used last (Map order).
+    this.snapshots.delete(key);
+    this.snapshots.set(key, hit);
+    return hit.snap;
+  }
+
   /** The snapshot for `spec`, opened on first use. */
   get(spec: SnapshotSpec): IndexSnapshot {
+    const hit = this.find(spec.owner, spec.generation);
+    if (hit) return hit;
     const key = `${spec.owner}:${spec.generation}`;
-    const hit = this.snapshots.get(key);
-    if (hit) {
-      hit.usedAt = this.now();
-      // Most recently used last (Map order).
-      this.snapshots.delete(key);
-      this.snapshots.set(key, hit);
-      return hit.snap;
-    }
     const segments: LiveSegment[] = [];
     const paths: string[] = [];
     try {
@@ -216,7 +246,44 @@ export function searchAnswer(snap: IndexSnapshot, settings: Settings, params: Se
   return { json: JSON.stringify(body), totalResults: body.totalResults, sortingOptions: body.sortingOptions, activeFilterOptions: body.activeFilterOptions };
 }
 
-/** Runs one search task against the thread's snapshots (search thread). */
-export function runRemoteSearch(cache: ThreadSnapshots, task: RemoteSearchTask): RemoteSearchResult {
-  return searchAnswer(cache.get(task.snapshot), task.settings, task.params, cache.owner(task.snapshot.owner));
+/** Settings versions a search thread keeps (projects × versions in use at once). */
+const SETTINGS_KEPT = 64;
+
+/**
+ * A search thread's state: its open generations and the settings versions it was sent. Answers
+ * {@link SearchRequest}s (search thread; tests run it on the main thread).
+ */
+export class SearchThreadState {
+  readonly snapshots: ThreadSnapshots;
+  private readonly settings = new Map<number, Settings>();
+
+  constructor(now: () => number = Date.now) {
+    this.snapshots = new ThreadSnapshots(now);
+  }
+
+  /** Runs one request; never throws (a failure is an `error` reply). */
+  handle(req: SearchRequest): SearchReply {
+    try {
+      let settings = req.settings;
+      if (settings) {
+        if (!this.settings.has(req.settingsId) && this.settings.size >= SETTINGS_KEPT) this.settings.delete(this.settings.keys().next().value!);
+        this.settings.set(req.settingsId, settings);
+      } else settings = this.settings.get(req.settingsId);
+      const snap = req.snapshot ? this.snapshots.get(req.snapshot) : this.snapshots.find(req.owner, req.generation);
+      if (!settings || !snap) return { id: req.id, missing: true };
+      return { id: req.id, result: searchAnswer(snap, settings, req.params, this.snapshots.owner(req.owner)) };
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      return { id: req.id, error: { message: err.message, stack: err.stack } };
+    }
+  }
+
+  /** Closes generations unused for {@link IDLE_SNAPSHOT_MS}. */
+  sweep(): number {
+    return this.snapshots.sweep();
+  }
+
+  close(): void {
+    this.snapshots.close();
+  }
 }

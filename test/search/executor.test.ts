@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createSearchExecutor, LocalSearchExecutor, ThreadSearchExecutor } from '../../src/search/executor.js';
-import { runRemoteSearch, sharedBitmap, snapshotSpec, ThreadSnapshots, IDLE_SNAPSHOT_MS } from '../../src/search/remote.js';
+import { SearchThreadState, sharedBitmap, snapshotSpec, ThreadSnapshots, IDLE_SNAPSHOT_MS, type SearchRequest } from '../../src/search/remote.js';
 import type { SearchParams } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -110,18 +110,57 @@ t.test('a missing segment file fails without leaking readers', async (t) => {
   t.equal(cache.openFiles().length, 0);
 });
 
-t.test('runRemoteSearch answers with the JSON body and rethrows failures', async (t) => {
+t.test('SearchThreadState answers requests, keeps settings and generations, reports what it lacks', async (t) => {
   const snap = snapshotOf(batches);
   t.teardown(() => snap.cleanup());
-  const cache = new ThreadSnapshots();
-  t.teardown(() => cache.close());
+  const state = new SearchThreadState();
+  t.teardown(() => state.close());
   const spec = snapshotSpec(snap, 1);
-  const ok = runRemoteSearch(cache, { snapshot: spec, settings: defaultSettings(), params: params('table') });
-  t.equal(JSON.parse(ok.json).totalResults, ok.totalResults);
-  t.ok(ok.totalResults > 0);
-  // Broken settings make the service throw; the thread rethrows (the route answers 500).
+  const req = (id: number, extra: Partial<SearchRequest> = {}): SearchRequest => ({ id, settingsId: 5, owner: 1, generation: spec.generation, params: params('table'), ...extra });
+  t.same(state.handle(req(1)), { id: 1, missing: true }, 'neither settings nor generation sent yet');
+  t.same(state.handle(req(2, { settings: defaultSettings() })), { id: 2, missing: true }, 'generation still missing');
+  const full = state.handle(req(3, { snapshot: spec }));
+  t.ok('result' in full && full.result.totalResults > 0, 'settings kept from request 2, generation opened');
+  const again = state.handle(req(4));
+  t.ok('result' in again && 'result' in full && again.result.json === full.result.json, 'both kept: ids alone suffice');
+  t.same(state.handle(req(5, { settingsId: 6 })), { id: 5, missing: true }, 'another settings version is not guessed');
+  t.same(state.handle(req(6, { owner: 2 })), { id: 6, missing: true }, 'another project is not guessed');
+  // Broken settings make the service throw: the reply carries the error (the route answers 500).
   const broken = { ...defaultSettings(), search: null } as unknown as Settings;
-  t.throws(() => runRemoteSearch(cache, { snapshot: spec, settings: broken, params: params('table') }));
+  const err = state.handle(req(7, { settingsId: 9, settings: broken }));
+  t.ok('error' in err && err.error.message.length > 0 && err.id === 7);
+});
+
+t.test('search threads: a dropped generation or new settings are sent again; failures reject', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const local = new LocalSearchExecutor();
+  const threads = new ThreadSearchExecutor(1);
+  t.teardown(() => threads.close());
+  const owner = {};
+  const settings = defaultSettings();
+  const gen = (g: number) => ({ ...snap, generation: g });
+  const first = await threads.run(owner, gen(1), settings, params('tabel'));
+  t.equal(first.json, (await local.run(owner, gen(1), settings, params('tabel'))).json);
+  // The thread keeps the newest 3 generations of a project: 2..5 push generation 1 out, while
+  // the main thread still remembers having sent it (the thread answers `missing`, gets it again).
+  for (let g = 2; g <= 5; g++) await threads.run(owner, gen(g), settings, params('table'));
+  t.equal((await threads.run(owner, gen(1), settings, params('tabel'))).json, first.json, 'resent after the thread dropped it');
+  // New settings (a new object: a new version) reach the thread.
+  const strict: Settings = { ...settings, search: { ...settings.search, typoTolerance: 'off' } };
+  const off = await threads.run(owner, gen(1), strict, params('tabel'));
+  t.equal(off.json, (await local.run(owner, gen(1), strict, params('tabel'))).json);
+  t.not(off.totalResults, first.totalResults, 'typo tolerance off: the typo no longer matches');
+  const broken = { ...settings, search: null } as unknown as Settings;
+  await t.rejects(threads.run(owner, gen(1), broken, params('table')), 'a failing search rejects');
+  t.equal((await threads.run(owner, gen(1), settings, params('tabel'))).json, first.json, 'the thread keeps serving');
+  // Requests beyond the one thread queue and all settle; close() waits for them.
+  const many = QUERIES.map((q) => threads.run(owner, gen(1), settings, params(q)));
+  const closed = threads.close();
+  const answers = await Promise.all(many);
+  await closed;
+  for (let i = 0; i < QUERIES.length; i++) t.equal(answers[i]!.json, (await local.run(owner, gen(1), settings, params(QUERIES[i]!))).json);
+  await t.rejects(threads.run(owner, gen(1), settings, params('table')), 'closed');
 });
 
 t.test('sharedBitmap copies a bitmap into shared memory once', async (t) => {
