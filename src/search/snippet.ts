@@ -6,8 +6,10 @@
 import { fold } from './analyze.js';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const NEEDS_ESCAPE = /[&<>"']/;
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ESC[c]!);
+  // Most stretches between marks hold nothing to escape: no replace call, no new string.
+  return NEEDS_ESCAPE.test(s) ? s.replace(/[&<>"']/g, (c) => ESC[c]!) : s;
 }
 
 /** Longest prefix of a page scanned for the best passage (keeps huge pages cheap). */
@@ -18,7 +20,8 @@ const SCAN_LIMIT = 12_000;
  * filter of those hashes in front: a scan looks at a word's string only when its hash is known.
  */
 interface AsciiWords {
-  hashes: Set<number>;
+  /** The words of each hash. */
+  hashes: Map<number, string[]>;
   /** The same hashes, as a list. */
   list: number[];
   filter: Uint32Array;
@@ -29,18 +32,20 @@ const asciiCache = new WeakMap<Set<string>, AsciiWords | null>();
 function asciiWords(matched: Set<string>): AsciiWords | null {
   let a = asciiCache.get(matched);
   if (a === undefined) {
-    const hashes = new Set<number>();
+    const hashes = new Map<number, string[]>();
     const filter = new Uint32Array(64);
     let maxLen = 0;
     for (const w of matched) {
       if (!/^[a-z0-9]+$/.test(w)) continue;
       let h = 0;
       for (let i = 0; i < w.length; i++) h = (Math.imul(h, 31) + w.charCodeAt(i)) | 0;
-      hashes.add(h);
+      const same = hashes.get(h);
+      if (same) same.push(w);
+      else hashes.set(h, [w]);
       filter[(h >>> 5) & 63]! |= 1 << (h & 31);
       if (w.length > maxLen) maxLen = w.length;
     }
-    a = hashes.size ? { hashes, list: [...hashes], filter, maxLen } : null;
+    a = hashes.size ? { hashes, list: [...hashes.keys()], filter, maxLen } : null;
     asciiCache.set(matched, a);
   }
   return a;
@@ -104,6 +109,26 @@ function hashIndex(r: WordRuns): HashIndex {
   }
   offs.push(sorted.length);
   return { keys: Int32Array.from(keys), offs: Int32Array.from(offs), runs: Int32Array.from(sorted) };
+}
+
+/**
+ * The word of `words` that the ASCII run `text[start, end)` spells when lower-cased, if any:
+ * `text.slice(start, end).toLowerCase()` looked up in the matched set, without making either
+ * string (runs hold only ASCII letters and digits; matched ASCII words only a–z and 0–9).
+ */
+function runWord(text: string, start: number, end: number, words: string[] | undefined): string | undefined {
+  if (!words) return undefined;
+  const len = end - start;
+  for (const w of words) {
+    if (w.length !== len) continue;
+    let i = 0;
+    for (; i < len; i++) {
+      const c = text.charCodeAt(start + i);
+      if ((c >= 65 && c <= 90 ? c + 32 : c) !== w.charCodeAt(i)) break;
+    }
+    if (i === len) return w;
+  }
+  return undefined;
 }
 
 /** Index of `h` in the sorted `keys`, or -1. */
@@ -207,10 +232,11 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
     for (const h of aw.list) {
       const i = findKey(ix.keys, h);
       if (i < 0) continue;
+      const words = aw.hashes.get(h);
       for (let j = ix.offs[i]!; j < ix.offs[i + 1]!; j++) {
         const k = ix.runs[j]!;
-        const word = text.slice(runs.start[k]!, runs.end[k]!).toLowerCase();
-        if (matched.has(word)) out.push({ word, start: runs.start[k]!, end: runs.end[k]! });
+        const word = runWord(text, runs.start[k]!, runs.end[k]!, words);
+        if (word !== undefined) out.push({ word, start: runs.start[k]!, end: runs.end[k]! });
       }
     }
     if (aw.list.length > 1) out.sort((x, y) => x.start - y.start);
@@ -219,9 +245,9 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
     const { start, end, hash, count } = runs;
     for (let k = 0; k < count; k++) {
       const h = hash[k]!;
-      if ((filter[(h >>> 5) & 63]! & (1 << (h & 31))) === 0 || end[k]! - start[k]! > maxLen || !hashes.has(h)) continue;
-      const word = text.slice(start[k]!, end[k]!).toLowerCase();
-      if (matched.has(word)) out.push({ word, start: start[k]!, end: end[k]! });
+      if ((filter[(h >>> 5) & 63]! & (1 << (h & 31))) === 0 || end[k]! - start[k]! > maxLen) continue;
+      const word = runWord(text, start[k]!, end[k]!, hashes.get(h));
+      if (word !== undefined) out.push({ word, start: start[k]!, end: end[k]! });
     }
   }
   if (!runs.nonAscii) return out;
