@@ -1021,6 +1021,7 @@ export class SegmentStore implements ProjectIndex {
       }
       const liveTotal = taskSources.reduce((a, s) => a + s.liveIds.length, 0);
       let state: SegState | null = null;
+      const started = performance.now();
       if (liveTotal > 0 || keep.length > 0) {
         const id = `m${String(this.committedSeq).padStart(12, '0')}-${randomBytes(4).toString('hex')}`;
         state = await this.buildAndSeal(id, { task: 'merge-segments', sources: taskSources, deletes: keep });
@@ -1028,6 +1029,12 @@ export class SegmentStore implements ProjectIndex {
       if (this.closed) return;
       // Sources still present? (Only merges remove segments and merges are serial, so yes.)
       this.commit(state ? [state] : [], [...sourceStates], this.committedSeq);
+      // What a merge cost and when it ran (during an import or after) is what tuning the merge
+      // scheduling needs to see.
+      this.log?.info(
+        `index ${this.siteId}: merged ${sources.length} segments (${liveTotal} live rows) in ${Math.round(performance.now() - started)} ms; ` +
+          `${this.gen.views.length} segments, ${this.buffer.size + (this.building?.size ?? 0)} documents unpublished`,
+      );
     } finally {
       g.pins--;
       this.maybeRetire(g);

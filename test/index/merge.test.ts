@@ -263,7 +263,9 @@ t.test('mergeOnFlush: no merge starts after a flush while the next build is due 
       return result;
     },
   };
-  const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, maxBufferedDocs: 8, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
+  const logged: string[] = [];
+  const log = { info: (m: string) => logged.push(m), warn: (m: string) => logged.push(m), error: (m: string) => logged.push(m) };
+  const store = await openStore(tempDir(t), pool, { log, mergeOnFlush: true, maxBufferedDocs: 8, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
   t.teardown(() => h.release());
   for (let s = 0; s < MERGE_ON_FLUSH_SEGMENTS - 1; s++) {
     await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://g.test/${s}`, `flush ${s}`) }] as WriteOp[]);
@@ -279,6 +281,7 @@ t.test('mergeOnFlush: no merge starts after a flush while the next build is due 
   await mergeDone;
   await store.merge(); // waits for the queued policy run to finish
   t.same(tasks.slice(0, 3), ['build-segment', 'build-segment', 'merge-segments'], 'the due build ran before any merge');
+  t.match(logged.join('\n'), /index test: merged \d+ segments \(\d+ live rows\) in \d+ ms; \d+ segments, 0 documents unpublished/, 'each merge is logged');
   t.ok(store.segments().length < MERGE_ON_FLUSH_SEGMENTS, `merged once the builds caught up (${store.segments().length} segments)`);
   const snap = store.acquire();
   t.equal(liveRows(snap).size, MERGE_ON_FLUSH_SEGMENTS - 1 + 8);
