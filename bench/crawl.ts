@@ -7,8 +7,9 @@
  *    127.0.0.1 (in this process).
  * 2. `wget --mirror` of the site from index.html: the ceiling (pages/s of a plain mirror).
  * 3. sitesift (server child process, SITESIFT_CRAWLER_ALLOW_PRIVATE=true, politeness delays
- *    off) crawls the site from index.html through `POST /sites/crawl`; timed until the crawl
- *    task is done and nothing is pending (every page searchable). Peak RSS of the server.
+ *    off; started, then left until idle, so its pool threads have warmed up) crawls the site
+ *    from index.html through `POST /sites/crawl`; timed until the crawl task is done and
+ *    nothing is pending (every page searchable). Peak RSS of the server.
  *    Broken links are listed with their status.
  * 4. A sitemap of the same site (lastmod = file mtime) is imported twice: the second import
  *    must queue nothing.
@@ -47,6 +48,23 @@ function threadCpuDelta(before: Map<string, [string, number]>, after: Map<string
     if (d > 0) by[key] = (by[key] ?? 0) + d;
   }
   return by;
+}
+
+/**
+ * Waits until the server child is idle: at most one 10 ms clock tick of CPU in a 200 ms window
+ * (at most 15 s). A freshly started server warms its pool threads (workers/warm-up.ts, ≈0.5 s of CPU
+ * each); the crawl is timed on a settled server, as a long-running one is. Returns the ms waited.
+ */
+async function waitServerIdle(pid: number | undefined): Promise<number> {
+  const t0 = performance.now();
+  let last = processCpuMs(pid);
+  while (performance.now() - t0 < 15_000) {
+    await sleep(200);
+    const now = processCpuMs(pid);
+    if (now - last <= 10) break;
+    last = now;
+  }
+  return performance.now() - t0;
 }
 
 /** Load average over the last minute (the machine is shared: report it with every number). */
@@ -208,6 +226,7 @@ async function main(): Promise<void> {
       JSON.stringify({ crawler: { rootUrls: [`${base}index.html`], requestDelayMs: 0, concurrencyPerHost: 16, maxPages: 100000, maxDepth: 1000 } }),
     );
     if (patch.status !== 200) throw new Error(`settings: ${patch.status} ${JSON.stringify(patch.json)}`);
+    const settledMs = await waitServerIdle(server.child.pid);
     const hitsBefore = site.hits;
     const cpu0 = processCpuMs(server.child.pid) / 1000;
     const threads0 = threadCpu(server.child.pid);
@@ -230,7 +249,7 @@ async function main(): Promise<void> {
     const skipped = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=8XX&limit=1000');
     const redirects = await call(server, 'GET', '/sites/indexedContent?site=crawled&status=3XX&limit=1000');
     const peakRss = server.peakRssMb();
-    console.log(`server: ${server.mode === 'dist' ? 'built JS (dist/)' : 'TypeScript through tsx'}, ${WORKERS} pool threads`);
+    console.log(`server: ${server.mode === 'dist' ? 'built JS (dist/)' : 'TypeScript through tsx'}, ${WORKERS} pool threads; idle ${fmt(settledMs / 1000, 1)} s after start-up`);
     console.log(
       `sitesift crawl: ${status.pages} pages indexed in ${fmt(crawlSeconds, 2)} s = ${fmt(crawlRate, 1)} pages/s ` +
         `(${site.hits - hitsBefore} requests; task ${task.state}: ${task.message}); peak RSS ${peakRss} MB`,

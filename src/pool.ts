@@ -33,6 +33,13 @@ export interface PoolOptions {
    * {@link WORKER_YOUNG_GENERATION_MB}.
    */
   youngGenerationMb?: number;
+  /**
+   * Warm threads (default false): all `workers` threads start with the pool and stay for its
+   * lifetime (the idle timeout no longer stops them), and each runs workers/warm-up.ts (the
+   * crawler's extraction and the index's analysis and segment build over fixture pages) before
+   * its first task, so a crawl or build never pays V8's warm-up on its first pages.
+   */
+  warmUp?: boolean;
 }
 
 /**
@@ -54,11 +61,13 @@ export function createPool(opts: PoolOptions): Piscina {
   const youngMb = opts.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB;
   return new Piscina({
     filename: workerFile(),
-    minThreads: 0,
+    minThreads: opts.warmUp ? Math.max(1, opts.workers) : 0,
     maxThreads: Math.max(1, opts.workers),
     idleTimeout: opts.idleTimeoutMs ?? 30_000,
     execArgv,
-    workerData: { nice: opts.nice ?? 10 },
+    workerData: { nice: opts.nice ?? 10, warmUp: opts.warmUp === true },
+    // The dispatcher's export that resolves once the thread has warmed up (workers/index.ts).
+    ...(opts.warmUp ? { name: 'dispatchWhenWarm' } : {}),
     ...(youngMb > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb } } : {}),
   });
 }

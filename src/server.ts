@@ -152,7 +152,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // A read-only search node gets its projects from the snapshot, so only a primary bootstraps one.
     const firstProject = fresh && generatedKey && cfg.role === 'primary' ? projects.createProject('default', 'Default project') : null;
 
-    const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice });
+    // Warm threads (workers/warm-up.ts): started now and kept, so a crawl never runs on cold code.
+    const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true });
     cleanups.push(() => pool.destroy());
     const searcher = createSearchExecutor(cfg.searchThreads, cfg.searchCacheMb * 1024 * 1024);
     cleanups.push(() => searcher.close());

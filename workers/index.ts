@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
 
-export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'search'] as const;
+export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'search', 'warm-up'] as const;
 export type TaskName = (typeof TASKS)[number];
 
 type TaskModule = { default: (payload: Record<string, unknown>) => unknown };
@@ -57,3 +57,25 @@ export default async function dispatch(message: { task?: unknown } & Record<stri
   const mod = await loadTask(task as TaskName);
   return mod.default(message);
 }
+
+/** Set by createPool's `warmUp` (src/pool.ts). */
+const WARM_UP = (workerData as { warmUp?: unknown } | null)?.warmUp === true;
+
+/**
+ * {@link dispatch} once this thread is warm: the pool's handler when it was created with `warmUp`
+ * (src/pool.ts names this export). Piscina awaits a handler export that is a promise before the
+ * thread reports ready, so workers/warm-up.ts runs before the thread's first task, and while
+ * the event loop still runs (between tasks Piscina blocks it in `Atomics.wait`). The warm-up is
+ * background work: the thread lowers its priority first.
+ */
+export const dispatchWhenWarm: Promise<typeof dispatch> = WARM_UP
+  ? loadTask('warm-up').then(
+      (mod) => {
+        yieldToSearches();
+        (mod as unknown as typeof import('./warm-up.js')).warmUpThread();
+        return dispatch;
+      },
+      // Never reject: Piscina would fail the thread's start-up; a cold thread still works.
+      () => dispatch,
+    )
+  : Promise.resolve(dispatch);
