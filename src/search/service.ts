@@ -217,7 +217,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   const render = (h: Hit): SearchResult => {
     const e = cardOf(h, p.includeContent);
     const r: SearchResult = {
-      name: p.highlightQueryTerms ? highlight(e.title, res.matched) : e.title,
+      name: p.highlightQueryTerms ? highlight(e.title, res.matched, e) : e.title,
       image: e.imageUrl ? e.imageUrl : null,
       link: e.url,
       type: e.documentType,

@@ -205,15 +205,21 @@ function wordRuns(text: string, to: number): WordRuns {
   return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to };
 }
 
-/** Word runs of texts handed over with a memo object (a cached result card): kept as long as it. */
-const runsMemo = new WeakMap<object, WordRuns>();
+/**
+ * Word runs of texts handed over with a memo object (a cached result card): kept as long as it,
+ * one list per text of the card (its title and its content).
+ */
+const runsMemo = new WeakMap<object, WordRuns[]>();
 
 function runsOf(text: string, to: number, memo?: object): WordRuns {
   if (!memo) return wordRuns(text, to);
-  let r = runsMemo.get(memo);
-  if (r && r.to === to && r.text === text) return r;
-  r = wordRuns(text, to);
-  runsMemo.set(memo, r);
+  let list = runsMemo.get(memo);
+  if (!list) runsMemo.set(memo, (list = []));
+  for (const r of list) if (r.to === to && r.text === text) return r;
+  const r = wordRuns(text, to);
+  // A card has two texts; a third (never seen) replaces the older entries.
+  if (list.length >= 2) list.length = 0;
+  list.push(r);
   return r;
 }
 
@@ -265,9 +271,12 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   return out;
 }
 
-/** `text` with every word in `matched` wrapped in `<mark>` and everything else escaped. */
-export function highlight(text: string, matched: Set<string>): string {
-  return markSpans(text, matchedSpans(text, matched), 0, text.length);
+/**
+ * `text` with every word in `matched` wrapped in `<mark>` and everything else escaped. `memo`:
+ * an object that lives as long as `text` does (a cached result card), as for {@link snippet}.
+ */
+export function highlight(text: string, matched: Set<string>, memo?: object): string {
+  return markSpans(text, matchedSpans(text, matched, text.length, memo), 0, text.length);
 }
 
 function markSpans(text: string, spans: Span[], from: number, to: number): string {

@@ -99,3 +99,20 @@ t.test('texts kept with a memo (runs grouped by hash) give the same snippets as 
   }
   t.equal(same, 900);
 });
+
+t.test('words whose hashes collide are told apart; a card memo keeps its title and content runs apart', async (t) => {
+  // "ac0" and "aan" have the same hash (31·c2 + c3: 31·99 + 48 = 31·97 + 110).
+  const text = 'aan ac0 AAN AC0 ' + 'filler words '.repeat(40) + 'Ac0 aAn';
+  t.equal(highlight('aan ac0 AAN AC0', new Set(['ac0'])), 'aan <mark>ac0</mark> AAN <mark>AC0</mark>');
+  t.equal(highlight('aan ac0 AAN AC0', new Set(['ac0', 'aan'])), '<mark>aan</mark> <mark>ac0</mark> <mark>AAN</mark> <mark>AC0</mark>');
+  const card = {};
+  const title = 'Ac0 and <aan>';
+  for (let r = 0; r < 3; r++) {
+    for (const m of [new Set(['ac0']), new Set(['aan']), new Set(['ac0', 'aan', 'filler'])]) {
+      // Title and content alternate on one memo object, as a result card's do.
+      t.equal(highlight(title, m, card), highlight(title, m));
+      t.equal(snippet(text, m, { highlight: true, memo: card }), snippet(text, m, { highlight: true }));
+    }
+  }
+  t.equal(highlight(text, new Set(['aan']), card).match(/<mark>/g)?.length, 3, 'aan, AAN, aAn');
+});
