@@ -172,3 +172,19 @@ t.test('sharedBitmap copies a bitmap into shared memory once', async (t) => {
   t.equal(sharedBitmap(s), s, 'already shared');
   t.equal(sharedBitmap(new Uint8Array(0)).length, 0);
 });
+
+t.test('a search thread that dies is replaced', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const threads = new ThreadSearchExecutor(1);
+  t.teardown(() => threads.close());
+  const owner = {};
+  const before = await threads.run(owner, snap, defaultSettings(), params('table'));
+  // Reach the thread's Worker (not part of the API) to end it as a crash would.
+  const worker = (threads as unknown as { all: Array<{ worker: { terminate(): Promise<number>; threadId: number } }> }).all[0]!.worker;
+  const deadId = worker.threadId;
+  await worker.terminate();
+  const after = await threads.run(owner, snap, defaultSettings(), params('table'));
+  t.equal(after.json, before.json, 'a fresh thread answers');
+  t.not((threads as unknown as { all: Array<{ worker: { threadId: number } }> }).all[0]!.worker.threadId, deadId, 'on a new thread');
+});
