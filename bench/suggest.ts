@@ -11,13 +11,16 @@
  *    the route's p99 ≤ 5 ms budget) and the cost of `record` on the search path.
  * 4. HTTP (unless BENCH_HTTP=0): the log above is generated straight into the project folder
  *    of a server child (bench/lib/server.ts) that has the PostgreSQL manual indexed through
- *    `pagesJson`; then 8 connections for BENCH_SECONDS (default 10) each on
- *    `GET /sites/suggest` and `GET /sites` with every request a miss of the answer caches
- *    (unique absent `excludeContentGroups`), `GET /sites/suggest` on 1–6-character title prefixes
- *    (maxQuerySuggestions=3; the cache fills as the run goes) and the same again (every prefix
- *    answered before), then BENCH_LOG_ROUNDS (default 10) alternated pairs of
- *    BENCH_LOG_SECONDS (default 4) each of `GET /sites` with `log=false` and with logging on
- *    (titles); the medians are reported. Every row also reports the server process's CPU (main and search
+ *    `pagesJson`; then, with 8 connections: BENCH_MISS_PAIRS (default 3) alternated pairs of
+ *    BENCH_MISS_SECONDS (default 5) rows of `GET /sites/suggest` and `GET /sites` with every
+ *    request a miss of the answer caches (unique absent `excludeContentGroups`; the medians are
+ *    reported, and the first pair also shows what the search threads' first touch of every
+ *    prefix costs), `GET /sites/suggest` on 1–6-character title prefixes for BENCH_SECONDS
+ *    (default 10; maxQuerySuggestions=3; the cache fills as the run goes) and the same again
+ *    (every prefix answered before), then BENCH_LOG_ROUNDS (default 20) alternated pairs of
+ *    BENCH_LOG_SECONDS (default 2) rows of `GET /sites` with `log=false` and with logging on
+ *    (titles): per pair and as medians, plus the CPU per request of all "on" rows over all
+ *    "off" rows together. Every row reports the server process's CPU (main and search
  *    threads, from /proc) per answered request, which other processes on a shared machine
  *    disturb far less than req/s. Load comes from `wrk` when it is installed, else from a
  *    keep-alive Node client in this process (noted in the output).
@@ -203,6 +206,10 @@ interface Load {
   cpuMsPerRequest: number;
   /** The main thread's share of it (HTTP, routes, caches; the rest is search and writer threads). */
   mainCpuMsPerRequest: number;
+  /** Answered requests and the CPU behind them (to pool several rows). */
+  requests: number;
+  cpuMs: number;
+  mainCpuMs: number;
 }
 async function load(paths: string[], seconds = SECONDS): Promise<Load> {
   const pid = server!.child.pid;
@@ -210,9 +217,11 @@ async function load(paths: string[], seconds = SECONDS): Promise<Load> {
   const main0 = mainThreadCpuMs(pid);
   const r = await loadOnce(paths, seconds);
   const requests = Math.max(1, r.rps * seconds);
-  return { ...r, cpuMsPerRequest: (processCpuMs(pid) - cpu0) / requests, mainCpuMsPerRequest: (mainThreadCpuMs(pid) - main0) / requests };
+  const cpuMs = processCpuMs(pid) - cpu0;
+  const mainCpuMs = mainThreadCpuMs(pid) - main0;
+  return { ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests };
 }
-async function loadOnce(paths: string[], seconds: number): Promise<Omit<Load, 'cpuMsPerRequest' | 'mainCpuMsPerRequest'>> {
+async function loadOnce(paths: string[], seconds: number): Promise<Pick<Load, 'rps' | 'p50' | 'p99' | 'errors' | 'driver'>> {
   if (hasWrk()) {
     const script = rotatingScript(join(server!.dataDir, `paths-${Math.random().toString(36).slice(2)}.lua`), paths);
     const r = await runWrk({ url: server!.url, connections: 8, seconds, script });
@@ -225,9 +234,15 @@ let httpResults: Record<string, Load> | null = null;
 /** Log off/on pairs, alternated (off,on / on,off / …) so that drift in the machine's load cancels. */
 const logRounds: Array<{ off: Load; on: Load }> = [];
 // Many short alternated pairs rather than a few long ones: the machine's load drifts over
-// tens of seconds, and a pair of adjacent short rows sees nearly the same load.
-const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 10);
-const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 4);
+// tens of seconds, and a pair of adjacent short rows sees nearly the same load (10 pairs of
+// 4 s still gave medians from -19 % to -3 % in three runs of identical code).
+const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 20);
+const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 2);
+/** Suggest/search pairs with every request a cache miss, alternated like the logging pairs. */
+const missRounds: Array<{ suggest: Load; search: Load }> = [];
+let missFirstTouch: { suggest: Load; search: Load } | null = null;
+const MISS_PAIRS = Number(process.env.BENCH_MISS_PAIRS ?? 3);
+const MISS_SECONDS = Number(process.env.BENCH_MISS_SECONDS ?? 5);
 let distinctSuggest = 0;
 if (server) {
   try {
@@ -237,11 +252,12 @@ if (server) {
     // Every request a miss of the suggest answer cache: the same prefixes, each with its own
     // (absent) excluded content group, which changes the cache key but not the answer (the
     // corpus has no content groups). Measures the uncached page search over HTTP.
-    const absent = (i: number) => `&excludeContentGroups=${enc(JSON.stringify([`bench-${i}`]))}`;
+    // Each row gets names of its own, so no request of a later row hits an earlier row's answer.
+    const absent = (row: number, i: number) => `&excludeContentGroups=${enc(JSON.stringify([`bench-${row}-${i}`]))}`;
     const COLD = 40_000;
-    const coldPaths = Array.from({ length: COLD }, (_, i) => `/sites/suggest?site=${SITE}&query=${enc(prefixes[i % prefixes.length]!)}&maxQuerySuggestions=3${absent(i)}`);
+    const coldPaths = (row: number) => Array.from({ length: COLD }, (_, i) => `/sites/suggest?site=${SITE}&query=${enc(prefixes[i % prefixes.length]!)}&maxQuerySuggestions=3${absent(row, i)}`);
     // The same for search (the search route may cache answers too): every request a miss.
-    const searchColdPaths = Array.from({ length: COLD }, (_, i) => `/sites?site=${SITE}&query=${enc(titles[i % titles.length]!)}&log=false${absent(i)}`);
+    const searchColdPaths = (row: number) => Array.from({ length: COLD }, (_, i) => `/sites?site=${SITE}&query=${enc(titles[i % titles.length]!)}&log=false${absent(row, i)}`);
     const searchOff = titles.map((t) => `/sites?site=${SITE}&query=${enc(t)}&log=false`);
     const searchOn = titles.map((t) => `/sites?site=${SITE}&query=${enc(t)}`);
     // Seeding the log above blocks this process's event loop for seconds, so fetch's pooled
@@ -250,14 +266,31 @@ if (server) {
     await new Promise((r) => setTimeout(r, 200));
     // Warm-up: loads the suggestion index and the segments once.
     for (const p of [...suggestPaths.slice(0, 200), ...searchOff.slice(0, 200)]) await fetch(server.url + p).then((r) => r.arrayBuffer());
+    // First touch: the search threads meet every prefix and title for the first time (typo
+    // tries, BM25F values, postings): reported apart, then alternated pairs (suggest first,
+    // then search first, …) in the threads' steady state.
+    missFirstTouch = { suggest: await load(coldPaths(0), MISS_SECONDS), search: await load(searchColdPaths(1), MISS_SECONDS) };
+    for (let round = 1; round <= MISS_PAIRS; round++) {
+      if (round % 2 === 1) {
+        const suggest = await load(coldPaths(2 * round), MISS_SECONDS);
+        missRounds.push({ suggest, search: await load(searchColdPaths(2 * round + 1), MISS_SECONDS) });
+      } else {
+        const search = await load(searchColdPaths(2 * round), MISS_SECONDS);
+        missRounds.push({ search, suggest: await load(coldPaths(2 * round + 1), MISS_SECONDS) });
+      }
+    }
+    const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
     httpResults = {
-      suggestCold: await load(coldPaths),
-      searchCold: await load(searchColdPaths),
+      suggestCold: median(missRounds.map((r) => r.suggest)),
+      searchCold: median(missRounds.map((r) => r.search)),
       // The cold rows above pushed the warm-up's answers out: each distinct prefix misses once.
       suggest: await load(suggestPaths),
       // The same paths again: every distinct prefix has been answered (steady state, no write).
       suggestWarm: await load(suggestPaths),
     };
+    // Every title answered once, so that no row of the pairs below pays the search cache's
+    // misses (`log` is not part of its key: on and off rows share the entries).
+    for (const p of searchOff) await fetch(server.url + p).then((r) => r.arrayBuffer());
     for (let round = 0; round < ROUNDS; round++) {
       if (round % 2 === 0) {
         const off = await load(searchOff, LOG_SECONDS);
@@ -267,7 +300,6 @@ if (server) {
         logRounds.push({ on, off: await load(searchOff, LOG_SECONDS) });
       }
     }
-    const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
     httpResults.searchLogOff = median(logRounds.map((r) => r.off));
     httpResults.searchLogOn = median(logRounds.map((r) => r.on));
   } finally {
@@ -279,6 +311,8 @@ if (server) {
 
 // ---------------------------------------------------------------- report
 const f = (n: number) => n.toFixed(3);
+/** A signed percentage: +3.1 %, −2.0 %. */
+const pct = (n: number) => `${n < 0 ? '−' : '+'}${Math.abs(n).toFixed(1)} %`;
 const rows: Array<[string, string, string]> = [
   ['logged searches written', `${TOTAL.toLocaleString('en')} in ${writeSeconds.toFixed(1)} s`, `${Math.round(TOTAL / writeSeconds).toLocaleString('en')}/s`],
   ['record() on the search path', `p50 ${f(percentile(recordTimes, 50))} ms`, `p99 ${f(percentile(recordTimes, 99))} ms`],
@@ -292,8 +326,8 @@ const rows: Array<[string, string, string]> = [
 ];
 if (httpResults) {
   const label: Record<string, string> = {
-    suggestCold: 'suggest, every request a cache miss',
-    searchCold: 'search, log=false, every request a cache miss',
+    suggestCold: `suggest, every request a cache miss (median of ${missRounds.length} rows of ${MISS_SECONDS} s)`,
+    searchCold: `search, log=false, every request a cache miss (median of ${missRounds.length} rows of ${MISS_SECONDS} s)`,
     suggest: `suggest, ${distinctSuggest.toLocaleString('en')} distinct prefixes, first run (cache fills)`,
     suggestWarm: 'suggest, same prefixes again (every one answered before)',
     searchLogOff: `search, log=false (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
@@ -304,20 +338,41 @@ if (httpResults) {
   }
   const { suggest: sg, suggestCold: cold, searchCold, searchLogOff: off } = httpResults as Record<string, Load>;
   rows.push(['suggest ÷ search throughput', `${(sg!.rps / off!.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off!.rps).toFixed(2)}×)`]);
-  rows.push(['suggest ÷ search, both missing every cache', `${(cold!.rps / searchCold!.rps).toFixed(2)}×`, '']);
+  rows.push(['suggest ÷ search, both missing every cache', `${(cold!.rps / searchCold!.rps).toFixed(2)}×`, '(medians)']);
+  if (missFirstTouch) {
+    const { suggest: a, search: b } = missFirstTouch;
+    rows.push(['  first touch (not in the medians): suggest / search', `${Math.round(a.rps)} / ${Math.round(b.rps)} req/s`, `CPU ${f(a.cpuMsPerRequest)} / ${f(b.cpuMsPerRequest)} ms/request, main thread ${f(a.mainCpuMsPerRequest)} / ${f(b.mainCpuMsPerRequest)}`]);
+  }
+  missRounds.forEach((r, i) =>
+    rows.push([
+      `  miss pair ${i + 1}: suggest / search`,
+      `${Math.round(r.suggest.rps)} / ${Math.round(r.search.rps)} req/s`,
+      `${(r.suggest.rps / r.search.rps).toFixed(2)}×; CPU ${f(r.suggest.cpuMsPerRequest)} / ${f(r.search.cpuMsPerRequest)} ms/request (${(r.search.cpuMsPerRequest / r.suggest.cpuMsPerRequest).toFixed(2)}× cheaper), main thread ${f(r.suggest.mainCpuMsPerRequest)} / ${f(r.search.mainCpuMsPerRequest)}`,
+    ]),
+  );
   rows.push(['suggest ÷ search, server CPU per request', `${(off!.cpuMsPerRequest / sg!.cpuMsPerRequest).toFixed(2)}× cheaper`, `second suggest run ${(off!.cpuMsPerRequest / httpResults.suggestWarm!.cpuMsPerRequest).toFixed(2)}×, both missing caches ${(searchCold!.cpuMsPerRequest / cold!.cpuMsPerRequest).toFixed(2)}×`]);
   logRounds.forEach((r, i) =>
     rows.push([
       `  log round ${i + 1}: off / on`,
       `${Math.round(r.off.rps)} / ${Math.round(r.on.rps)} req/s`,
-      `${((100 * (r.off.rps - r.on.rps)) / r.off.rps).toFixed(1)} %; CPU ${f(r.off.cpuMsPerRequest)} / ${f(r.on.cpuMsPerRequest)} ms/request (+${((100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest).toFixed(1)} %), main thread ${f(r.off.mainCpuMsPerRequest)} / ${f(r.on.mainCpuMsPerRequest)} (+${((100 * (r.on.mainCpuMsPerRequest - r.off.mainCpuMsPerRequest)) / r.off.mainCpuMsPerRequest).toFixed(1)} %)`,
+      `req/s ${pct((100 * (r.on.rps - r.off.rps)) / r.off.rps)}; CPU ${f(r.off.cpuMsPerRequest)} / ${f(r.on.cpuMsPerRequest)} ms/request (${pct((100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest)}), main thread ${f(r.off.mainCpuMsPerRequest)} / ${f(r.on.mainCpuMsPerRequest)} (${pct((100 * (r.on.mainCpuMsPerRequest - r.off.mainCpuMsPerRequest)) / r.off.mainCpuMsPerRequest)})`,
     ]),
   );
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const costs = logRounds.map((r) => (100 * (r.off.rps - r.on.rps)) / r.off.rps);
   const cpuCosts = logRounds.map((r) => (100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest);
   const mainCosts = logRounds.map((r) => (100 * (r.on.mainCpuMsPerRequest - r.off.mainCpuMsPerRequest)) / r.off.mainCpuMsPerRequest);
-  rows.push(['logging cost on search throughput', `${med(costs).toFixed(1)} % (median of rounds)`, `goal ≤ 10 %; server CPU per request +${med(cpuCosts).toFixed(1)} %, main thread +${med(mainCosts).toFixed(1)} % (medians)`]);
+  rows.push(['logging cost on search throughput', `${med(costs).toFixed(1)} % (median of rounds)`, `goal ≤ 10 %; server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
+  // All "on" rows against all "off" rows: CPU summed over the rows and divided by their
+  // requests, so a row disturbed by other processes weighs no more than its share.
+  const pooled = (side: 'on' | 'off', k: 'cpuMs' | 'mainCpuMs') => logRounds.reduce((t, r) => t + r[side][k], 0) / logRounds.reduce((t, r) => t + r[side].requests, 0);
+  if (logRounds.length) {
+    rows.push([
+      'logging cost, CPU of all rows pooled',
+      `${pct((100 * (pooled('on', 'cpuMs') - pooled('off', 'cpuMs'))) / pooled('off', 'cpuMs'))} server CPU per request`,
+      `${f(pooled('off', 'cpuMs'))} → ${f(pooled('on', 'cpuMs'))} ms; main thread ${f(pooled('off', 'mainCpuMs'))} → ${f(pooled('on', 'mainCpuMs'))} ms (${pct((100 * (pooled('on', 'mainCpuMs') - pooled('off', 'mainCpuMs'))) / pooled('off', 'mainCpuMs'))})`,
+    ]);
+  }
 }
 rows.push(['machine load average (1 min)', os.loadavg()[0]!.toFixed(2), `${os.availableParallelism()} cores`]);
 const w0 = Math.max(...rows.map((x) => x[0].length));
@@ -339,5 +394,7 @@ console.log(
       querySuggestions: suggest,
       http: httpResults,
       logRounds,
+      missRounds,
+      missFirstTouch,
     }),
 );
