@@ -61,6 +61,9 @@ interface SearchThread {
   sentSnapshots: Set<string>;
 }
 
+/** Threads restarted after losses in a row (no answer in between) before giving up. */
+const MAX_RESPAWNS = 5;
+
 /** Remembered sent keys per thread before the sets are cleared (they only save resends). */
 const SENT_KEYS = 256;
 
@@ -83,6 +86,10 @@ export class ThreadSearchExecutor implements SearchExecutor {
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closing = false;
+  /** Threads lost since the last answer; past {@link MAX_RESPAWNS} none are started again. */
+  private lostInARow = 0;
+  /** Why searches fail at once: every thread was lost and none restarted. */
+  private broken: Error | null = null;
   private drained: (() => void) | null = null;
 
   constructor(readonly threads: number) {
@@ -91,6 +98,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
 
   run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
     if (this.closing) return Promise.reject(new Error('search threads are closing'));
+    if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
       const req: SearchRequest = { id: this.nextId++, settingsId: objectId(settings), owner: objectId(owner), generation: snap.generation, params };
       const p: Pending = { req, settings, snap, resolve, reject, full: false };
@@ -156,6 +164,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
       return;
     }
     t.busy = null;
+    this.lostInARow = 0;
     if ('result' in reply) p.resolve(reply.result);
     else if ('error' in reply) p.reject(Object.assign(new Error(reply.error.message), { stack: reply.error.stack }));
     else p.reject(new Error('search thread lacks the settings or generation it was sent'));
@@ -184,6 +193,15 @@ export class ThreadSearchExecutor implements SearchExecutor {
       return;
     }
     void t.worker.terminate();
+    // A thread that cannot start (a broken build, no memory) would otherwise be restarted in a
+    // tight loop: after a few losses without a single answer, stop and fail searches instead.
+    if (++this.lostInARow > MAX_RESPAWNS) {
+      if (this.all.length === 0) {
+        this.broken = new Error(`search threads keep failing: ${err.message}`);
+        for (const q of this.queue.splice(0)) q.reject(this.broken);
+      }
+      return;
+    }
     const fresh = this.spawn();
     this.idle.pop();
     this.next(fresh);

@@ -188,3 +188,22 @@ t.test('a search thread that dies is replaced', async (t) => {
   t.equal(after.json, before.json, 'a fresh thread answers');
   t.not((threads as unknown as { all: Array<{ worker: { threadId: number } }> }).all[0]!.worker.threadId, deadId, 'on a new thread');
 });
+
+t.test('threads that keep dying are not restarted forever: searches then fail at once', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const threads = new ThreadSearchExecutor(1);
+  t.teardown(() => threads.close());
+  const all = (threads as unknown as { all: Array<{ worker: { terminate(): Promise<number> } }> }).all;
+  // Kill each replacement before it answers anything: 5 restarts, then none.
+  let kills = 0;
+  while (all.length > 0 && kills < 20) {
+    const victim = all[0]!;
+    await victim.worker.terminate();
+    kills++;
+    // The exit event is delivered asynchronously: wait until the executor has handled it.
+    for (let i = 0; i < 1000 && all[0] === victim; i++) await new Promise((r) => setImmediate(r));
+  }
+  t.equal(kills, 6, 'the first thread and 5 replacements');
+  await t.rejects(threads.run({}, snap, defaultSettings(), params('table')), /keep failing/);
+});
