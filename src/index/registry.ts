@@ -21,7 +21,7 @@ export interface IndexRegistryOptions {
   /** The project's default language (settings), read at every segment build. */
   defaultLanguage?: (siteId: string) => string;
   mergePolicy?: Partial<MergePolicyOptions>;
-  /** See {@link SegmentStoreOptions.maxBufferedDocs} (default 5 000). */
+  /** See {@link SegmentStoreOptions.maxBufferedDocs} (default 20 000). */
   maxBufferedDocs?: number;
   /** Crash-test hook passed to every store. */
   pauseIn?: PausePoint;

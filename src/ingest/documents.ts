@@ -56,9 +56,11 @@ export async function indexPages(index: ProjectIndex, docs: PageDoc[], opts: { r
  * them into one segment, so without this bound a client that writes faster than segments are
  * built grows the server without limit (measured: 3.6 GB RSS half-way through 100k documents).
  * Waiting — rather than answering 503 — keeps naive clients working; the request is simply
- * acknowledged later, and the sustained ingest rate becomes the segment build rate.
+ * acknowledged later, and the sustained ingest rate becomes the segment build rate. Equal to
+ * the store's `maxBufferedDocs`: a lower bound here would stop writers at the store's early
+ * flush, so no documents would arrive while it builds.
  */
-export const MAX_PENDING_DOCS = 5_000;
+export const MAX_PENDING_DOCS = 20_000;
 
 /**
  * Seqs of this module's writes per index, ascending, that may not be published yet: what a

@@ -249,7 +249,7 @@ t.test('mergeOnFlush: a flush reaching the segment bound runs the policy without
   await store.close();
 });
 
-t.test('mergeOnFlush: no merge starts after a flush while the next build is due (import still flowing)', async (t) => {
+t.test('mergeOnFlush: no merge starts after a bulk flush while documents keep arriving (import still flowing)', async (t) => {
   const h = holdablePool(realPool(t));
   const tasks: string[] = [];
   let merged!: () => void;
@@ -271,11 +271,12 @@ t.test('mergeOnFlush: no merge starts after a flush while the next build is due 
     await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://g.test/${s}`, `flush ${s}`) }] as WriteOp[]);
   }
   tasks.length = 0;
-  // Half a buffer starts a build (held); half a buffer more arrives meanwhile: the next build is due.
+  // Half a buffer starts a bulk build (held); one more document arrives meanwhile: the import
+  // still flows, so the flush that publishes the bulk build starts no merge.
   h.hold();
   await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://g.test/a${i}`, `bulk a ${i}`) }) as WriteOp));
   await h.held();
-  const seq = await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://g.test/b${i}`, `bulk b ${i}`) }) as WriteOp));
+  const seq = await store.write([{ op: 'upsert', doc: doc('https://g.test/b', 'bulk b') }] as WriteOp[]);
   h.release();
   await store.waitSearchable(seq);
   await mergeDone;
@@ -284,7 +285,7 @@ t.test('mergeOnFlush: no merge starts after a flush while the next build is due 
   t.match(logged.join('\n'), /index test: merged \d+ segments \(\d+ live rows\) in \d+ ms; \d+ segments, 0 documents unpublished/, 'each merge is logged');
   t.ok(store.segments().length < MERGE_ON_FLUSH_SEGMENTS, `merged once the builds caught up (${store.segments().length} segments)`);
   const snap = store.acquire();
-  t.equal(liveRows(snap).size, MERGE_ON_FLUSH_SEGMENTS - 1 + 8);
+  t.equal(liveRows(snap).size, MERGE_ON_FLUSH_SEGMENTS - 1 + 5);
   snap.release();
   await store.close();
 });
@@ -310,6 +311,29 @@ t.test(`policy merges stop waiting for builds at ${MAX_SEGMENTS_DEFERRING_MERGES
   t.ok(store.mergeDue(), 'at the bound a merge is due although a build is behind');
   h.release();
   await store.waitSearchable(seq2);
+  await store.close();
+});
+
+t.test('mergeOnFlush: a bulk flush that ends the import (nothing more buffered) starts the merges', async (t) => {
+  const real = realPool(t);
+  let merged!: () => void;
+  const mergeDone = new Promise<void>((r) => (merged = r));
+  const pool: TaskPool = {
+    async run(task) {
+      const result = await real.run(task);
+      if ((task as { task?: string }).task === 'merge-segments') merged();
+      return result;
+    },
+  };
+  const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, maxBufferedDocs: 8, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
+  for (let s = 0; s < MERGE_ON_FLUSH_SEGMENTS - 1; s++) {
+    await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://e.test/${s}`, `flush ${s}`) }] as WriteOp[]);
+  }
+  const seq = await store.write([0, 1, 2, 3].map((i) => ({ op: 'upsert', doc: doc(`https://e.test/b${i}`, `bulk ${i}`) }) as WriteOp));
+  await store.waitSearchable(seq);
+  await mergeDone;
+  await store.merge();
+  t.ok(store.segments().length < MERGE_ON_FLUSH_SEGMENTS, `merged after the last bulk flush (${store.segments().length} segments)`);
   await store.close();
 });
 
