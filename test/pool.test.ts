@@ -56,11 +56,6 @@ t.test('threads that index or crawl yield the CPU to searches (nice value per th
   t.equal(after.threadId, before.threadId, 'same thread');
   t.equal(after.priority, Math.max(main, BACKGROUND_NICE), 'background thread niced');
   t.equal(os.getPriority(), main, 'the main thread keeps its priority');
-  // A search task leaves its thread alone.
-  const search = createPool({ workers: 1 });
-  t.teardown(() => search.destroy());
-  await t.rejects(runTask(search, 'search', {}));
-  t.equal((await runTask<Ping>(search, 'ping')).priority, main, 'search thread not niced');
   // SITESIFT_WORKER_NICE=0 keeps background threads at normal priority.
   const plain = createPool({ workers: 1, nice: 0 });
   t.teardown(() => plain.destroy());

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
 
-export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'search', 'warm-up'] as const;
+export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'warm-up'] as const;
 export type TaskName = (typeof TASKS)[number];
 
 type TaskModule = { default: (payload: Record<string, unknown>) => unknown };
@@ -27,13 +27,13 @@ async function loadTask(task: TaskName): Promise<TaskModule> {
 /**
  * Nice value of threads that build, merge or crawl. On Linux the nice value is per thread, so
  * background indexing yields the CPU to search threads and the main thread (issue 3: search never
- * stalls behind indexing) without slowing it when the CPU is otherwise idle. Search tasks leave
- * their thread's priority alone.
+ * stalls behind indexing) without slowing it when the CPU is otherwise idle. Searches run on
+ * threads of their own (workers/search.ts, not this pool), whose priority nothing lowers.
  */
 export const BACKGROUND_NICE = 10;
 /** The pool's setting (createPool's `nice`, from SITESIFT_WORKER_NICE), else the default. */
 const NICE = typeof (workerData as { nice?: unknown } | null)?.nice === 'number' ? (workerData as { nice: number }).nice : BACKGROUND_NICE;
-const FOREGROUND_TASKS: ReadonlySet<string> = new Set(['search', 'ping']);
+const FOREGROUND_TASKS: ReadonlySet<string> = new Set(['ping']);
 let niced = false;
 
 /** Lowers this thread's priority once (best effort: not every OS or sandbox allows it). */
