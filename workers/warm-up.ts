@@ -62,22 +62,28 @@ function sentence(i: number, n: number): string {
 
 /**
  * Fixture page `i`: a documentation page shaped like the ones sites usually have (navigation
- * tables, a table of contents, nested sections with h1–h3, paragraphs with inline code and
- * entities, a program listing, a table, lists, a footer), ≈8 KB, words and links varying with `i`.
+ * tables, a table of contents, nested sections with h2–h3, paragraphs with inline code and
+ * entities, a program listing, tables, lists, a footer; XHTML or HTML5), ≈10 KB, words and links
+ * varying with `i` (every page links to pages no earlier one did).
  */
 export function fixturePage(i: number): string {
-  const link = (k: number, text: string) => `<a href="chapter-${(i + k) % 97}.html#sect-${k}" title="${text}">${text}</a>`;
+  // Hrefs new to every page, as on a crawl's first pages: link resolution parses each one.
+  const link = (k: number, text: string) => `<a href="${k % 3 ? '' : '../'}chapter-${i}-${k}.html#sect-${k}" title="${text}">${text}</a>`;
   const para = (k: number) =>
-    `<p>\n  ${sentence(i + k, 18)} <code class="function">fn_${k}(integer)</code> &amp; ${sentence(i + k + 1, 12)} &lt;tag&gt; &#8212; ${link(k, sentence(k, 3))}.\n </p>`;
+    `<a id="idx-${i}-${k}" class="indexterm"></a><p>\n  ${sentence(i + k, 18)} <code class="function">fn_${k}(integer)</code> &amp; <em>${sentence(i + k + 1, 6)}</em>` +
+    ` <span class="emphasis"><strong>${sentence(i + k + 2, 6)}</strong></span> &lt;tag&gt;&nbsp;&#8212; &#x2014; ${link(k, sentence(k, 3))}.\n </p>`;
   const sect = (k: number) =>
     `<div class="sect2" id="sect-${k}"><div class="titlepage"><h3 class="title">${i}.${k}. ${sentence(i + k, 4)}</h3></div>` +
     `${para(k)}${para(k + 1)}<pre class="programlisting">\nSELECT ${sentence(k, 3).replace(/[^a-z ]/g, '')}\n  FROM t${k} WHERE id = ${i};\n</pre>` +
-    `<div class="table"><table><tr><th>Name</th><th>Description</th></tr>` +
-    [0, 1, 2].map((r) => `<tr><td><code>col_${r}</code></td><td>${sentence(i + r, 6)}</td></tr>`).join('') +
-    `</table></div><ul class="itemizedlist"><li><p>${sentence(k, 8)}</p></li><li><p>${link(k + 2, sentence(k + 2, 2))}</p></li></ul></div>`;
+    `<div class="table"><table border="1"><colgroup><col /><col /></colgroup><thead><tr><th>Name</th><th>Description</th></tr></thead><tbody>` +
+    [0, 1, 2].map((r) => `<tr><td><code class="literal">col_${r}</code></td><td>${sentence(i + r, 6)}</td></tr>`).join('') +
+    `</tbody></table></div><ul class="itemizedlist"><li><p>${sentence(k, 8)}</p></li><li><p>${link(k + 2, sentence(k + 2, 2))}</p></li></ul>` +
+    `<dl class="variablelist"><dt><span class="term"><code>opt_${k}</code></span></dt><dd><p>${sentence(i + k + 3, 10)}</p></dd></dl></div>`;
   const nav = `<table width="100%" summary="Navigation"><tr><td>${link(1, 'Prev')}</td><td>${link(2, 'Up')}</td><th>${sentence(i, 3)}</th><td><a href="index.html">Home</a></td><td>${link(3, 'Next')}</td></tr></table>`;
   return (
-    `<!DOCTYPE html><html lang="en"><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />` +
+    // Half XHTML with an XML declaration, half HTML5 (the two prologues sites usually have).
+    (i % 2 ? '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">' : '<!DOCTYPE html>') +
+    `<html lang="en"><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" /><meta name="generator" content="fixture" />` +
     `<title>${i}. ${sentence(i, 5)}</title><meta name="description" content="${sentence(i + 3, 10)}" />` +
     `<meta property="og:image" content="/img/${i}.png" /><link rel="stylesheet" href="style.css" /><link rel="next" href="chapter-${i + 1}.html" />` +
     `<script>var page = ${i};</script><style>body { margin: 0 }</style></head>` +
