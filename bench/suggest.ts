@@ -17,7 +17,9 @@
  *    reported, and the first pair also shows what the search threads' first touch of every
  *    prefix costs), `GET /sites/suggest` on 1–6-character title prefixes for BENCH_SECONDS
  *    (default 10; maxQuerySuggestions=3; the cache fills as the run goes) and the same again
- *    (every prefix answered before), then BENCH_LOG_ROUNDS (default 20) alternated pairs of
+ *    (every prefix answered before), BENCH_HIT_PAIRS (default 6) alternated pairs of
+ *    BENCH_HIT_SECONDS (default 2) rows of cached suggest and cached search (titles,
+ *    `log=false`; the median ratio), then BENCH_LOG_ROUNDS (default 20) alternated pairs of
  *    BENCH_LOG_SECONDS (default 2) rows of `GET /sites` with `log=false` and with logging on
  *    (titles): per pair and as medians, plus the CPU per request of all "on" rows over all
  *    "off" rows together. Every row reports the server process's CPU (main and search
@@ -241,6 +243,10 @@ const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 2);
 /** Suggest/search pairs with every request a cache miss, alternated like the logging pairs. */
 const missRounds: Array<{ suggest: Load; search: Load }> = [];
 let missFirstTouch: { suggest: Load; search: Load } | null = null;
+/** Suggest/search pairs with every answer cached (both routes as shipped). */
+const hitRounds: Array<{ suggest: Load; search: Load }> = [];
+const HIT_PAIRS = Number(process.env.BENCH_HIT_PAIRS ?? 6);
+const HIT_SECONDS = Number(process.env.BENCH_HIT_SECONDS ?? 2);
 const MISS_PAIRS = Number(process.env.BENCH_MISS_PAIRS ?? 3);
 const MISS_SECONDS = Number(process.env.BENCH_MISS_SECONDS ?? 5);
 let distinctSuggest = 0;
@@ -291,6 +297,17 @@ if (server) {
     // Every title answered once, so that no row of the pairs below pays the search cache's
     // misses (`log` is not part of its key: on and off rows share the entries).
     for (const p of searchOff) await fetch(server.url + p).then((r) => r.arrayBuffer());
+    // Both routes as shipped, every answer cached: alternated pairs of short rows, so that the
+    // ratio compares rows of nearly the same machine load.
+    for (let round = 0; round < HIT_PAIRS; round++) {
+      if (round % 2 === 0) {
+        const suggest = await load(suggestPaths, HIT_SECONDS);
+        hitRounds.push({ suggest, search: await load(searchOff, HIT_SECONDS) });
+      } else {
+        const search = await load(searchOff, HIT_SECONDS);
+        hitRounds.push({ search, suggest: await load(suggestPaths, HIT_SECONDS) });
+      }
+    }
     for (let round = 0; round < ROUNDS; round++) {
       if (round % 2 === 0) {
         const off = await load(searchOff, LOG_SECONDS);
@@ -338,6 +355,16 @@ if (httpResults) {
   }
   const { suggest: sg, suggestCold: cold, searchCold, searchLogOff: off } = httpResults as Record<string, Load>;
   rows.push(['suggest ÷ search throughput', `${(sg!.rps / off!.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off!.rps).toFixed(2)}×)`]);
+  if (hitRounds.length) {
+    const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const ratios = hitRounds.map((r) => r.suggest.rps / r.search.rps);
+    const cpu = hitRounds.map((r) => r.search.cpuMsPerRequest / r.suggest.cpuMsPerRequest);
+    rows.push([
+      `suggest ÷ search, both cached, ${hitRounds.length} alternated pairs of ${HIT_SECONDS} s`,
+      `${medianOf(ratios).toFixed(2)}× (median)`,
+      `goal ≥ 1.5×; pairs ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×; CPU per request ${medianOf(cpu).toFixed(2)}× cheaper (median); main thread ${f(medianOf(hitRounds.map((r) => r.suggest.mainCpuMsPerRequest)))} vs ${f(medianOf(hitRounds.map((r) => r.search.mainCpuMsPerRequest)))} ms`,
+    ]);
+  }
   rows.push(['suggest ÷ search, both missing every cache', `${(cold!.rps / searchCold!.rps).toFixed(2)}×`, '(medians)']);
   if (missFirstTouch) {
     const { suggest: a, search: b } = missFirstTouch;
@@ -396,5 +423,6 @@ console.log(
       logRounds,
       missRounds,
       missFirstTouch,
+      hitRounds,
     }),
 );
