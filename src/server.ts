@@ -16,7 +16,7 @@ import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/registry.js';
 import type { Config } from './config.js';
 import { createApp, type AppOptions } from './http/app.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, SERVER_LOG_BUFFER_MS, type Logger } from './log.js';
 import { createPool } from './pool.js';
 import { createSearchExecutor } from './search/executor.js';
 import { ProjectRegistry } from './projects/index.js';
@@ -115,7 +115,7 @@ export function generateMasterKey(): string {
  * component fails to open.
  */
 export async function startServer(config: Readonly<Config>, opts: StartOptions = {}): Promise<RunningServer> {
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, process.stdout, {}, { bufferMs: SERVER_LOG_BUFFER_MS });
   const clock = opts.clock ?? Date.now;
   const stdout = opts.stdout ?? process.stdout;
   const cleanups: Array<() => unknown> = [];
@@ -259,6 +259,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
         });
         await undo();
         log.info({}, 'stopped');
+        log.flush();
       })();
       return closing;
     };

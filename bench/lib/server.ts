@@ -55,6 +55,8 @@ export interface StartOptions {
   keep?: boolean;
   /** Reuse this data dir and master key (a restart of a kept server) instead of fresh ones. */
   reuse?: { dataDir: string; masterKey: string };
+  /** Node flags for the server child before the script (e.g. `--cpu-prof`; NODE_OPTIONS refuses it). */
+  nodeArgs?: string[];
 }
 
 /** Starts a server child and resolves once its "listening" log line appears (60 s limit). */
@@ -68,7 +70,7 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
   const clean: NodeJS.ProcessEnv = {};
   // The server rejects unknown SITESIFT_* variables; pass none of the caller's.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') clean[k] = v;
-  const args = mode === 'dist' ? [distMain] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')];
+  const args = [...(opts.nodeArgs ?? []), ...(mode === 'dist' ? [distMain] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')])];
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -4,7 +4,7 @@
  * signal. Also the body of `src/main.ts`.
  */
 import { ConfigError, describeSettings, loadConfig } from '../../config.js';
-import { createLogger } from '../../log.js';
+import { createLogger, SERVER_LOG_BUFFER_MS } from '../../log.js';
 import { startServer } from '../../server.js';
 import type { CliIO, Command } from '../command.js';
 
@@ -29,7 +29,8 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  // Access-log lines are buffered (src/log.ts); warnings, errors and exit flush them.
+  const log = createLogger(config.logLevel, process.stdout, {}, { bufferMs: SERVER_LOG_BUFFER_MS });
   let running;
   try {
     running = await startServer(config, { log, stdout: io.stdout });
