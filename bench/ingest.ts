@@ -72,6 +72,11 @@ interface PhaseResult {
   rawFts5CpuMsPerDoc: number;
 }
 
+/** Documents per second from the first request until the last acknowledged one is searchable. */
+function untilSearchable(r: { docs: number; ingestSeconds: number; searchableAfterMs: number }): number {
+  return r.docs / (r.ingestSeconds + r.searchableAfterMs / 1000);
+}
+
 
 
 function intEnv(name: string, dflt: number): number {
@@ -454,6 +459,9 @@ async function main(): Promise<void> {
       ['sitesift HTTP ingest (docs/s)', ...results.map((r) => r.docsPerSecond.toFixed(0))],
       ['raw FTS5 bulk insert (docs/s)', ...results.map((r) => r.rawFts5DocsPerSecond.toFixed(0))],
       ['ratio sitesift / raw FTS5', ...results.map((r) => (r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(2))],
+      // Acknowledged documents are durable but may still wait for their segment build; the raw
+      // insert's documents are searchable at its commit. This row counts until searchable.
+      ['docs/s until searchable (ratio)', ...results.map((r) => { const d = untilSearchable(r); return `${d.toFixed(0)} (${(d / r.rawFts5DocsPerSecond).toFixed(2)}×)`; })],
       ['ingest time (s)', ...results.map((r) => r.ingestSeconds.toFixed(1))],
       ['server CPU per doc until searchable, all threads (main) (ms)', ...results.map((r) => `${r.cpuMsPerDoc.toFixed(3)} (${r.mainCpuMsPerDoc.toFixed(3)})`)],
       ['raw FTS5 CPU per doc (ms)', ...results.map((r) => r.rawFts5CpuMsPerDoc.toFixed(3))],
@@ -470,7 +478,8 @@ async function main(): Promise<void> {
     const ratio = last.docsPerSecond / last.rawFts5DocsPerSecond;
     process.stdout.write(`\n${out.join('\n')}\n\nserver (${mode}) peak RSS (VmHWM, whole run): ${peakRss} MB\n`);
     process.stdout.write(`peak RSS by stage (VmRSS sampled every 100 ms): ${[...rss.peaks].map(([k, v]) => `${k} ${v} MB`).join('; ')}\n`);
-    process.stdout.write(`goals: ingest ≥ 0.5× raw FTS5 at ${last.docs} docs: ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}×); peak RSS < 500 MB: ${peakRss < 500 ? 'met' : 'NOT met'} (${peakRss} MB)\n`);
+    const e2e = untilSearchable(last) / last.rawFts5DocsPerSecond;
+    process.stdout.write(`goals: ingest ≥ 0.5× raw FTS5 at ${last.docs} docs: ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}× acknowledged, ${e2e.toFixed(2)}× until searchable); peak RSS < 500 MB: ${peakRss < 500 ? 'met' : 'NOT met'} (${peakRss} MB)\n`);
     process.stdout.write(
       `${JSON.stringify({
         bench: 'ingest',
@@ -480,7 +489,7 @@ async function main(): Promise<void> {
         server: mode,
         peakRssMb: peakRss,
         peakRssByStage: Object.fromEntries(rss.peaks),
-        phases: results.map((r) => ({ ...r, docsPerSecond: Math.round(r.docsPerSecond), rawFts5DocsPerSecond: Math.round(r.rawFts5DocsPerSecond), ratio: Number((r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(3)) })),
+        phases: results.map((r) => ({ ...r, docsPerSecond: Math.round(r.docsPerSecond), docsPerSecondUntilSearchable: Math.round(untilSearchable(r)), rawFts5DocsPerSecond: Math.round(r.rawFts5DocsPerSecond), ratio: Number((r.docsPerSecond / r.rawFts5DocsPerSecond).toFixed(3)) })),
       })}\n`,
     );
   }
