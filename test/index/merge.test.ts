@@ -223,17 +223,22 @@ t.test('policy merges wait while segment builds are behind, and run once they ca
   await store.close();
 });
 
-t.test('mergeOnFlush: a flush reaching the segment bound runs the policy without anyone calling merge()', async (t) => {
-  const real = realPool(t);
+/** A pool that passes tasks to `inner` and resolves `mergeDone` once a merge task has finished. */
+function signallingMerges(inner: TaskPool): { pool: TaskPool; mergeDone: Promise<void> } {
   let merged!: () => void;
   const mergeDone = new Promise<void>((r) => (merged = r));
   const pool: TaskPool = {
     async run(task) {
-      const result = await real.run(task);
+      const result = await inner.run(task);
       if ((task as { task?: string }).task === 'merge-segments') merged();
       return result;
     },
   };
+  return { pool, mergeDone };
+}
+
+t.test('mergeOnFlush: a flush reaching the segment bound runs the policy without anyone calling merge()', async (t) => {
+  const { pool, mergeDone } = signallingMerges(realPool(t));
   const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
   for (let s = 0; s < MERGE_ON_FLUSH_SEGMENTS - 1; s++) {
     await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://f.test/${s}`, `flush ${s}`) }] as WriteOp[]);
@@ -315,16 +320,7 @@ t.test(`policy merges stop waiting for builds at ${MAX_SEGMENTS_DEFERRING_MERGES
 });
 
 t.test('mergeOnFlush: a bulk flush that ends the import (nothing more buffered) starts the merges', async (t) => {
-  const real = realPool(t);
-  let merged!: () => void;
-  const mergeDone = new Promise<void>((r) => (merged = r));
-  const pool: TaskPool = {
-    async run(task) {
-      const result = await real.run(task);
-      if ((task as { task?: string }).task === 'merge-segments') merged();
-      return result;
-    },
-  };
+  const { pool, mergeDone } = signallingMerges(realPool(t));
   const store = await openStore(tempDir(t), pool, { mergeOnFlush: true, maxBufferedDocs: 8, mergePolicy: { segmentsPerTier: 2, floorBytes: 1 } });
   for (let s = 0; s < MERGE_ON_FLUSH_SEGMENTS - 1; s++) {
     await writeAndFlush(store, [{ op: 'upsert', doc: doc(`https://e.test/${s}`, `flush ${s}`) }] as WriteOp[]);
