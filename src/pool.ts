@@ -6,6 +6,8 @@
  * module `workers/<task>.{ts,js}`. The path is resolved relative to this file so the same code
  * works from `src/` under tsx (tests, `.ts`) and from `dist/` (`.js`).
  */
+import { createRequire } from 'node:module';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { TaskName } from '../workers/index.js';
 
@@ -70,6 +72,22 @@ export function createPool(opts: PoolOptions): Piscina {
     ...(opts.warmUp ? { name: 'dispatchWhenWarm' } : {}),
     ...(youngMb > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb } } : {}),
   });
+}
+
+/**
+ * Starts a plain `worker_threads` Worker (not a pool thread) running `file` — a path without
+ * extension relative to `base` (`import.meta.url` of the caller) — as `.ts` under tsx or `.js`
+ * in dist/, with the pool threads' young-generation cap. Under tsx (tests) a worker gets no ESM
+ * hooks on Node 20, but tsx's require hook works, so the `.ts` file is required through it.
+ * Used by the search threads and the query-log writer thread.
+ */
+export function startThread(base: string, file: string, opts: Omit<WorkerOptions, 'eval' | 'resourceLimits'> = {}): Worker {
+  // Same V8 young-generation cap as the pool threads (memory per thread).
+  const options: WorkerOptions = { ...opts, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } };
+  if (!RUNNING_FROM_TS) return new Worker(new URL(`${file}.js`, base), options);
+  const tsx = createRequire(import.meta.url).resolve('tsx/cjs');
+  const path = new URL(`${file}.ts`, base).pathname;
+  return new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(path)});`, { ...options, eval: true });
 }
 
 // V8 heap and GC flags. Worker threads refuse every V8 flag in execArgv

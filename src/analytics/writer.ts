@@ -13,13 +13,11 @@
  * false and the service writes on the main thread again; batches in flight at that moment are
  * reported through `onError` as lost.
  */
-import { createRequire } from 'node:module';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { WORKER_YOUNG_GENERATION_MB } from '../pool.js';
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
+import { startThread } from '../pool.js';
 import type { LogRow } from './site-log.js';
 import type { WriterReply, WriterRequest, WriterSiteResult } from './writer-thread.js';
 
-const FROM_TS = import.meta.url.endsWith('.ts');
 /** Longest synchronous wait for the thread (a stuck disk): then the caller goes on. */
 const SYNC_TIMEOUT_MS = 30_000;
 
@@ -57,21 +55,7 @@ export class LogWriterThread {
   constructor(private readonly opts: LogWriterThreadOptions) {
     const { port1, port2 } = new MessageChannel();
     const workerData = { port: port2, done: this.done };
-    // Same V8 young-generation cap as the pool threads (memory per thread; see src/pool.ts).
-    const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
-    if (FROM_TS) {
-      // Under tsx (tests) a worker gets no ESM hooks on Node 20, but tsx's require hook works.
-      const tsx = createRequire(import.meta.url).resolve('tsx/cjs');
-      const file = new URL('./writer-thread.ts', import.meta.url).pathname;
-      this.worker = new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(file)});`, {
-        eval: true,
-        workerData,
-        transferList: [port2],
-        resourceLimits,
-      });
-    } else {
-      this.worker = new Worker(new URL('./writer-thread.js', import.meta.url), { workerData, transferList: [port2], resourceLimits });
-    }
+    this.worker = startThread(import.meta.url, './writer-thread', { workerData, transferList: [port2] });
     this.port = port1;
     this.port.on('message', (reply: WriterReply) => this.settle(reply));
     // Neither keeps an idle process alive (close() syncs before the service lets go); the port

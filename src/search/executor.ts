@@ -6,17 +6,14 @@
  * Both return the same {@link SearchOutcome}; src/search/remote.ts explains the thread protocol.
  * In front of either, answers are cached (SITESIFT_SEARCH_CACHE_MB; src/search/cache.ts).
  */
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { IndexSnapshot } from '../index/contract.js';
-import { WORKER_YOUNG_GENERATION_MB } from '../pool.js';
+import { startThread } from '../pool.js';
 import type { Settings } from '../types.js';
 import { SearchCache } from './cache.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './service.js';
 import { objectId } from './object-id.js';
-
-const FROM_TS = import.meta.url.endsWith('.ts');
 
 /** A finished search: the response body as JSON and the parts the route reads. */
 export type SearchOutcome = RemoteSearchResult;
@@ -116,17 +113,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 
   private spawn(): SearchThread {
-    // Same V8 young-generation cap as the pool threads (see src/pool.ts).
-    const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
-    let worker: Worker;
-    if (FROM_TS) {
-      // Under tsx (tests) a worker gets no ESM hooks on Node 20, but tsx's require hook works.
-      const tsx = createRequire(import.meta.url).resolve('tsx/cjs');
-      const file = new URL('../../workers/search.ts', import.meta.url).pathname;
-      worker = new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(file)});`, { eval: true, resourceLimits });
-    } else {
-      worker = new Worker(new URL('../../workers/search.js', import.meta.url), { resourceLimits });
-    }
+    const worker = startThread(import.meta.url, '../../workers/search');
     const t: SearchThread = { worker, busy: null, sentSettings: new Set(), sentSnapshots: new Set() };
     worker.on('message', (reply: SearchReply) => this.settle(t, reply));
     worker.on('error', (err) => this.lost(t, err));
