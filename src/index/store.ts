@@ -81,6 +81,9 @@ export const MAX_SEGMENTS_DEFERRING_MERGES = 32;
  */
 export const MERGE_ON_FLUSH_SEGMENTS = 16;
 
+/** Default of {@link SegmentStoreOptions.maxBufferedDocs}; the ingest routes hold writers at the same bound. */
+export const DEFAULT_MAX_BUFFERED_DOCS = 20_000;
+
 /** The few logger methods the store uses; compatible with console and most loggers. */
 export interface IndexLogger {
   info(msg: string): void;
@@ -292,7 +295,7 @@ export class SegmentStore implements ProjectIndex {
     this.defaultLanguage = typeof lang === 'function' ? lang : () => lang;
     this.mergePolicy = opts.mergePolicy ?? {};
     this.pauseIn = opts.pauseIn;
-    this.maxBufferedDocs = opts.maxBufferedDocs ?? 20_000;
+    this.maxBufferedDocs = opts.maxBufferedDocs ?? DEFAULT_MAX_BUFFERED_DOCS;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 128 * 1024 * 1024;
     this.parallelBuilds = Math.max(1, opts.parallelBuilds ?? 2);
     this.mergeOnFlush = opts.mergeOnFlush ?? true;

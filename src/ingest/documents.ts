@@ -7,6 +7,7 @@
  */
 import { AppError } from '../errors.js';
 import type { ProjectIndex, WriteOp } from '../index/contract.js';
+import { DEFAULT_MAX_BUFFERED_DOCS } from '../index/store.js';
 import type { PageDoc } from '../types.js';
 import type { UrlMatcher } from './url-pattern.js';
 
@@ -60,7 +61,7 @@ export async function indexPages(index: ProjectIndex, docs: PageDoc[], opts: { r
  * the store's `maxBufferedDocs`: a lower bound here would stop writers at the store's early
  * flush, so no documents would arrive while it builds.
  */
-export const MAX_PENDING_DOCS = 20_000;
+export const MAX_PENDING_DOCS = DEFAULT_MAX_BUFFERED_DOCS;
 
 /**
  * Seqs of this module's writes per index, ascending, that may not be published yet: what a
