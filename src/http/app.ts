@@ -9,8 +9,14 @@
  *    `POST /sites/queries/log`), including `OPTIONS` preflights;
  * 6. the router — every module in `src/http/*` registers its routes on it;
  * 7. fallback — unknown path → 404 `not_found`, known path with another method → 405 with `Allow`.
+ *
+ * In front of the chain, the request handler ({@link SitesiftApp.callback}) offers each request
+ * to the lean path of `GET /sites/suggest` (src/http/suggest.ts), which answers valid suggest
+ * requests with the same headers, body and access-log line as the chain, for a fraction of its
+ * CPU; every other request, and every suggest request it declines, goes through the chain.
  */
 import { randomUUID } from 'node:crypto';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Context, Next } from 'koa';
 import Router from '@koa/router';
@@ -23,6 +29,7 @@ import * as crawl from './crawl.js';
 import * as documents from './documents.js';
 import * as reports from './reports.js';
 import * as search from './search.js';
+import { SuggestRoute } from './suggest.js';
 
 /** Route modules, each exporting `register(router, services)`. */
 const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl];
@@ -117,18 +124,43 @@ function cors(ctx: Context): boolean {
   return true;
 }
 
+/** What the lean path's handler returns (the caller, node:http, ignores it). */
+const DONE = Promise.resolve();
+
+/**
+ * The Koa application whose request handler first offers each request to the lean path of
+ * `GET /sites/suggest` ({@link SuggestRoute.lean}) and passes the rest to the middleware chain.
+ */
+export class SitesiftApp extends Koa {
+  constructor(readonly suggest: SuggestRoute) {
+    super({ proxy: false });
+  }
+
+  override callback(): ReturnType<Koa['callback']> {
+    const chain = super.callback();
+    const suggest = this.suggest;
+    return (req, res) => {
+      // HTTP/1 only (the server is node:http); anything else goes through the chain.
+      if (req instanceof IncomingMessage && res instanceof ServerResponse && suggest.lean(req, res, chain)) return DONE;
+      return chain(req, res);
+    };
+  }
+}
+
 /**
  * Builds the application. Every route module's `register(router, services)` is called once,
  * in a fixed order; `opts.routes` adds test-only routes.
  */
-export function createApp(services: Services, opts: AppOptions = {}): Koa {
-  const app = new Koa({ proxy: false });
+export function createApp(services: Services, opts: AppOptions = {}): SitesiftApp {
+  const suggest = new SuggestRoute(services);
+  const app = new SitesiftApp(suggest);
   const router = new Router();
 
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
   });
   for (const mod of ROUTE_MODULES) mod.register(router, services);
+  suggest.register(router);
   opts.routes?.(router, services);
 
   app.use(async (ctx, next) => {

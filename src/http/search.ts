@@ -1,6 +1,6 @@
 /**
- * `GET /sites` (seed 4.6, SPEC §5) and `GET /sites/suggest` (seed 4.7, SPEC §6): public,
- * identified by `site`. Thin: validate → search service → shape. CORS comes from the app.
+ * `GET /sites` (seed 4.6, SPEC §5): public, identified by `site` (`GET /sites/suggest` is in
+ * src/http/suggest.ts). Thin: validate → search service → shape. CORS comes from the app.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -8,14 +8,14 @@ import { badParam } from '../errors.js';
 import type { Services } from '../services.js';
 import { parseFilters } from '../search/filters.js';
 import { search, type SearchParams } from '../search/service.js';
-import { SuggestCache, suggestBody, type SuggestParams } from '../search/suggest.js';
 import { requireSite } from './auth.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 
 /** Deepest result reachable by paging (offset + limit). */
 export const MAX_WINDOW = 10_000;
 
-function stringArrayParam(ctx: Context, name: string): string[] | null {
+/** A JSON array of content-group names (absent: null); 400 otherwise. Also read by the suggest route. */
+export function stringArrayParam(ctx: Context, name: string): string[] | null {
   const v = parseJsonParam(ctx, name);
   if (v === undefined) return null;
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
@@ -24,7 +24,8 @@ function stringArrayParam(ctx: Context, name: string): string[] | null {
   return v as string[];
 }
 
-function requireQuery(ctx: Context): string {
+/** The required `query` parameter (400s for absent, empty, too long). Also read by the suggest route. */
+export function requireQuery(ctx: Context): string {
   const q = queryParam(ctx, 'query');
   if (q === undefined) throw badParam('query', 'Parameter "query" is required (use * to browse all pages).');
   if (q.trim() === '') throw badParam('query', 'Parameter "query" must not be empty (use * to browse all pages).');
@@ -84,45 +85,6 @@ export function register(router: Router, services: Services): void {
     } finally {
       snap.release();
     }
-  });
-
-  // One answer cache per app (all projects share its entry budget); see src/search/suggest.ts.
-  const suggestCache = new SuggestCache();
-  router.get('/sites/suggest', async (ctx) => {
-    const siteId = requireSite(ctx, services);
-    const query = requireQuery(ctx);
-    const settings = services.projects.getSettings(siteId);
-    const limit = parseIntParam(ctx, 'limit', { min: 1, max: 2, default: 2 });
-    const maxQuerySuggestions = parseIntParam(ctx, 'maxQuerySuggestions', { min: 0, max: 10, default: 3 });
-    const groupResults = parseBoolParam(ctx, 'groupResults', true);
-    const params: SuggestParams = {
-      query,
-      filters: parseFilters(queryParam(ctx, 'filters'), settings.filters),
-      limit,
-      groupResults,
-      includeContent: parseBoolParam(ctx, 'includeContent', false),
-      highlightQueryTerms: parseBoolParam(ctx, 'highlightQueryTerms', false),
-      includeContentGroups: stringArrayParam(ctx, 'includeContentGroups'),
-      excludeContentGroups: stringArrayParam(ctx, 'excludeContentGroups'),
-    };
-    const index = await services.indexes.get(siteId);
-    const snap = index.acquire();
-    let answer;
-    try {
-      // Cached per (index, generation, settings, parameters): equal to the general search; a
-      // miss searches on the search threads (the pinned snapshot stays pinned until it is done).
-      answer = await suggestCache.getAsync(snap, settings, params, index, (sp) => services.searcher.run(index, snap, settings, sp));
-    } finally {
-      snap.release();
-    }
-    // Not cached: the query log changes with every flush.
-    const querySuggestions =
-      maxQuerySuggestions > 0
-        ? services.analytics.querySuggestions(siteId, query, { max: maxQuerySuggestions, minSearches: settings.suggest.minSearches })
-        : [];
-    // The cached results were serialised once; only the query and querySuggestions are new.
-    ctx.type = 'application/json';
-    ctx.body = suggestBody(query, answer, querySuggestions);
   });
 }
 

@@ -319,6 +319,16 @@ export class SuggestCache {
     }
   }
 
+  /**
+   * The cached answer for `p` over `snap`, or undefined (nothing computed, the miss not
+   * counted: whoever computes it next counts it). The lean path of the route answers hits
+   * without leaving its request handler.
+   */
+  peek(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestAnswer | undefined {
+    if (this.maxEntries <= 0) return undefined;
+    return this.lookup(this.keyOf(snap, settings, p, cacheOwner));
+  }
+
   private lookup(key: string): SuggestAnswer | undefined {
     const cached = this.entries.get(key);
     if (!cached) return undefined;

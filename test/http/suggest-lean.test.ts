@@ -1,0 +1,156 @@
+/**
+ * The lean path of `GET /sites/suggest` (src/http/suggest.ts) answers in front of the Koa
+ * middleware chain: these tests send the same raw requests to an app with the lean path and to
+ * the chain alone (over the same services) and compare the raw responses byte for byte (only
+ * `Date` and the request id differ) and the access-log lines, for misses, hits and errors.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import Koa from 'koa';
+import t from 'tap';
+import { createApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/log.js';
+import { startTestServer } from '../helpers/server.js';
+
+const logLines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, cb) {
+    logLines.push(...chunk.toString().split('\n').filter(Boolean));
+    cb();
+  },
+});
+
+const page = (slug: string, title: string, content = 'Some text.', extra: Record<string, unknown> = {}) => ({
+  url: `https://site.test/${slug}`, title, content, contentGroup: '', imageUrl: '', appendPageContent: false, ...extra,
+});
+
+/** One raw HTTP/1.1 exchange; answers the response bytes as text. */
+function raw(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let out = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (c: string) => (out += c));
+    sock.on('end', () => resolve(out));
+    sock.on('error', reject);
+    sock.write(request);
+  });
+}
+
+const get = (path: string, headers = '', method = 'GET') => `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Connection: close\r\n\r\n`;
+/** The response without what differs per request. */
+const masked = (r: string) => r.replace(/^Date: .*$/im, 'Date: -').replace(/^X-Request-Id: .*$/im, 'X-Request-Id: -').replace(/"requestId":"[^"]*"|request id [0-9a-f-]+/g, 'ID');
+
+async function listen(handler: http.RequestListener): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+t.test('lean path: the same bytes and access-log lines as the Koa chain, for misses, hits and errors', async (t) => {
+  const s = await startTestServer({ t, start: { log: createLogger('info', sink) } });
+  const pages = [
+    page('install', 'Installing the widget', 'Install it with the installer.'),
+    page('config', 'Widget configuration', 'Configure the widget.', { contentGroup: 'Docs' }),
+    page('gadget', 'Gadgets and widgets', 'Gadget text.', { contentGroup: 'Blog' }),
+    page('uni', 'Über Straße', 'Ünïcode text.'),
+  ];
+  const r = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(pages) });
+  t.equal(r.status, 200, 'indexed');
+  // Logged searches, so that querySuggestions are not empty.
+  for (let i = 0; i < 2; i++) t.equal((await fetch(`${s.url}/sites?site=default&query=widget%20configuration`)).status, 200);
+  s.services.analytics.flush();
+  // A custom result (suggestionHtml) on one query.
+  const patch = await fetch(`${s.url}/admin/projects/default/settings`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${s.masterKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ search: { resultMappings: [{ trigger: { type: 'equals', value: 'gadg' }, action: { type: 'custom', html: '<b>Gadget shop</b>', position: 1 } }] } }),
+  });
+  t.equal(patch.status, 200);
+
+  const leanApp = createApp(s.services);
+  const chainApp = createApp(s.services);
+  const lean = await listen(leanApp.callback());
+  // The chain alone: Koa's own handler, without the lean path in front.
+  const chain = await listen(Koa.prototype.callback.call(chainApp));
+  t.teardown(() => Promise.all([lean.close(), chain.close()]));
+
+  const requests: Array<[string, string?, string?]> = [
+    ['/sites/suggest?site=default&query=wid'],
+    ['/sites/suggest?site=default&query=wid&maxQuerySuggestions=3'],
+    ['/sites/suggest?site=default&query=Widget+c&maxQuerySuggestions=10&limit=1'],
+    ['/sites/suggest?site=default&query=wid&groupResults=false&limit=2'],
+    ['/sites/suggest?site=default&query=wid&includeContent=true&highlightQueryTerms=1'],
+    ['/sites/suggest?site=default&query=wid&includeContentGroups=%5B%22Docs%22%5D'],
+    ['/sites/suggest?site=default&query=wid&excludeContentGroups=%5B%22Docs%22%2C%22_%22%5D'],
+    ['/sites/suggest?site=default&query=%C3%BCber%20str'],
+    ['/sites/suggest?site=default&query=%22widget%20con'],
+    ['/sites/suggest?site=default&query=gadg'],
+    ['/sites/suggest?site=default&query=nothingmatches'],
+    ['/sites/suggest?site=default&query=wid&unrelated=1&unrelated=2'],
+    ['/sites/suggest?site=default&query=wid', 'Access-Control-Request-Headers: X-Custom\r\n'],
+    // Errors (the chain renders them: the lean path declines). Valid GETs above this line.
+    ['/sites/suggest?site=default&query=wid&limit=3'],
+    ['/sites/suggest?site=default&query=wid&query=gad'],
+    ['/sites/suggest?site=default&query=%20'],
+    ['/sites/suggest?site=default'],
+    ['/sites/suggest?site=nope&query=wid'],
+    ['/sites/suggest?query=wid'],
+    ['/sites/suggest?site=default&query=wid&includeContentGroups=%7Bx'],
+    ['/sites/suggest?site=default&query=wid&maxQuerySuggestions=11'],
+    ['/sites/suggest?site=default&query=wid&filters=%5B%7B%22fid%239%22%3A%5B%22x%22%5D%7D%5D'],
+    // Not GET, or not the plain path: the chain.
+    ['/sites/suggest?site=default&query=wid', '', 'HEAD'],
+    ['/sites/suggest?site=default&query=wid', '', 'OPTIONS'],
+    ['/sites/suggest?site=default&query=wid', '', 'POST'],
+    ['/sites/suggest/?site=default&query=wid'],
+  ];
+  // Twice: the first round fills both caches (misses), the second answers from them (hits).
+  for (const round of ['miss', 'hit']) {
+    for (const [path, headers, method] of requests) {
+      const before = logLines.length;
+      const a = await raw(lean.port, get(path, headers, method));
+      const b = await raw(chain.port, get(path, headers, method));
+      t.equal(masked(a), masked(b), `${round}: ${method ?? 'GET'} ${path}${headers ? ' ' + headers.trim() : ''}`);
+      const lines = logLines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>);
+      t.equal(lines.length, 2, 'one access-log line each');
+      const shape = (l: Record<string, unknown>) => ({ ...l, time: '-', reqId: '-', ms: '-' });
+      t.same(shape(lines[0]!), shape(lines[1]!), 'the same access-log line');
+      t.match(String(lines[0]!.reqId), /^[0-9a-f-]{36}$/, 'with a request id');
+    }
+  }
+  // The first 13 requests are valid GETs.
+  const valid = 13;
+  // The very first request of a project goes through the chain (the index was not open yet);
+  // every other valid GET is answered by the lean path, misses and hits.
+  t.equal(leanApp.suggest.leanAnswers, 2 * valid - 1, 'valid GETs answered by the lean path');
+  t.equal(chainApp.suggest.leanAnswers, 0);
+  t.ok(leanApp.suggest.cache.stats().hits >= valid - 1, 'second round from the cache');
+});
+
+t.test('lean path: a deleted and re-created project is never answered from the old index', async (t) => {
+  const s = await startTestServer({ t });
+  const index = async (pages: unknown[], token: string) => {
+    const r = await fetch(`${s.url}/sites/pagesJson?token=${token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(pages) });
+    t.equal(r.status, 200, 'indexed');
+  };
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${s.masterKey}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const created = await (await admin('POST', '/admin/projects', { siteId: 'docs', name: 'Docs' })).json() as { apiKey: { token: string } };
+  const token = created.apiKey.token;
+  t.ok(token, 'project key');
+  await index([page('a', 'Widget guide')], token);
+  const suggest = async () => (await (await fetch(`${s.url}/sites/suggest?site=docs&query=wid`)).json()) as { totalResults: number; suggests: Record<string, Array<{ name: string }>> };
+  t.equal((await suggest()).totalResults, 1);
+  t.equal((await suggest()).totalResults, 1, 'again (lean path, from the cache)');
+  t.equal((await admin('DELETE', '/admin/projects/docs')).status, 200, 'deleted');
+  t.equal((await fetch(`${s.url}/sites/suggest?site=docs&query=wid`)).status, 404, 'gone at once');
+  const again = await (await admin('POST', '/admin/projects', { siteId: 'docs', name: 'Docs' })).json() as { apiKey: { token: string } };
+  await index([page('b', 'Widgetron'), page('c', 'Widgetorium')], again.apiKey.token);
+  const b = await suggest();
+  t.equal(b.totalResults, 2, 'the new project\'s pages, not the old cached answer');
+  t.same(Object.values(b.suggests).flat().map((r) => r.name).sort(), ['Widgetorium', 'Widgetron']);
+  t.same(await suggest(), b, 'and the same from the lean path');
+});
