@@ -187,7 +187,7 @@ INSERT INTO fts(fts) VALUES('rebuild');
  * Page cache (KiB) of connections that only scan a file once (merge sources, row loading):
  * a scan gains nothing from caching, and each connection would otherwise keep up to 16 MB.
  */
-const SCAN_CACHE_KB = 1024;
+export const SCAN_CACHE_KB = 1024;
 
 /**
  * Page cache (KiB) of a segment being written. Rows and terms are appended in key order, so
@@ -264,14 +264,23 @@ export function hashWord(w: string): number {
 }
 
 /**
- * Accumulates postings for one segment build. Terms get dense indexes; a document's term
- * frequencies are counted in a typed scratch array and appended to each term's flat list
- * `[docId, tf title, keywords, headings, url, content, ...]` once per document.
+ * Accumulates postings for one segment build (pool thread). Terms get dense indexes; a
+ * document's term frequencies are counted in a typed scratch array and, once per document,
+ * appended to each of its terms' postings already encoded in the segment format (docs arrive
+ * in id order, so the id deltas are known then). The bytes live in a {@link PostingsPool}: a
+ * build's postings are its biggest structure, and a JS array per term (two numbers of 8 bytes
+ * per posting plus growth slack, ≥ 150 bytes for a term seen once) took several times the
+ * ≈ 4 bytes per posting of the encoded form, all of it on the V8 heap.
  */
 class PostingsBuilder {
   private readonly index = new Map<string, number>();
   readonly terms: string[] = [];
-  readonly lists: number[][] = [];
+  private readonly pool = new PostingsPool();
+  /** Per term: documents so far (the term's df) and the last document's id. */
+  private df = new Int32Array(1024);
+  private lastId = new Int32Array(1024);
+  /** One posting being encoded (at most 5 + 1 + NFIELDS × 3 bytes). */
+  private readonly entry = new Uint8Array(32);
   private english = new Uint8Array(1024);
   private seen = new Int32Array(1024).fill(-1);
   private scratch = new Uint16Array(1024 * NFIELDS);
@@ -294,8 +303,8 @@ class PostingsBuilder {
       i = this.terms.length;
       this.index.set(term, i);
       this.terms.push(term);
-      this.lists.push([]);
       if (i >= this.seen.length) this.grow();
+      this.pool.addList();
       this.hashes[i] = h;
       if (this.terms.length * 2 > this.slots.length) this.rehash();
       else this.place(i, h);
@@ -403,18 +412,34 @@ class PostingsBuilder {
 
   /** Ends the current document; `english` marks its words for stemming. */
   end(english: boolean): void {
+    const sc = this.scratch;
+    const e = this.entry;
     for (const i of this.touched) {
       const k = i * NFIELDS;
-      const sc = this.scratch;
-      // Two numbers per posting: id and content tf; the four short fields' tfs (≤ 127 each).
-      this.lists[i]!.push(
-        this.doc * 65536 + sc[k + 4]!,
-        Math.min(sc[k]!, 127) | (Math.min(sc[k + 1]!, 127) << 8) | (Math.min(sc[k + 2]!, 127) << 16) | (Math.min(sc[k + 3]!, 127) << 24),
-      );
+      // varint(id delta), field mask, varint tf of each field in the mask; the four short
+      // fields' tfs are capped at 127, content at 65535 (the scratch saturates there).
+      let n = putVarint(e, 0, this.df[i] === 0 ? this.doc : this.doc - this.lastId[i]!);
+      const maskAt = n++;
+      let mask = 0;
+      for (let f = 0; f < NFIELDS; f++) {
+        const tf = f === NFIELDS - 1 ? sc[k + f]! : Math.min(sc[k + f]!, 127);
+        if (tf === 0) continue;
+        mask |= 1 << f;
+        n = putVarint(e, n, tf);
+      }
+      e[maskAt] = mask;
+      this.pool.append(i, e, n);
+      this.df[i]!++;
+      this.lastId[i] = this.doc;
       sc.fill(0, k, k + NFIELDS);
       if (english) this.english[i] = 1;
     }
     this.touched.length = 0;
+  }
+
+  /** The encoded postings of term `i` and its document frequency (after the last {@link end}). */
+  postings(i: number): [Buffer, number] {
+    return [this.pool.bytes(i), this.df[i]!];
   }
 
   /** Marks a term as never stemmed (compounds): call before {@link end}. */
@@ -437,31 +462,132 @@ class PostingsBuilder {
     const hs = new Int32Array(n);
     hs.set(this.hashes);
     this.hashes = hs;
+    const df = new Int32Array(n);
+    df.set(this.df);
+    this.df = df;
+    const last = new Int32Array(n);
+    last.set(this.lastId);
+    this.lastId = last;
+  }
+}
+
+/** Writes `v` as a varint at `buf[at]`; returns the position after it. */
+function putVarint(buf: Uint8Array, at: number, v: number): number {
+  while (v >= 0x80) {
+    buf[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[at++] = v;
+  return at;
+}
+
+/** Bytes per pool chunk (blocks never span two chunks). */
+const POOL_CHUNK_BITS = 20;
+const POOL_CHUNK = 1 << POOL_CHUNK_BITS;
+/** Block sizes of a list: the first is small (most terms occur in few documents), then doubling. */
+const FIRST_BLOCK = 16;
+const MAX_BLOCK = 4096;
+
+/**
+ * Growable byte lists, many of them, in shared 1 MiB chunks (one segment build's postings):
+ * each list is a chain of blocks of doubling size (16 bytes up to 4 KiB), each block ending in
+ * the 4-byte address of the next one. Nothing per list lives on the JS heap but a few typed
+ * array slots, and no block is ever copied while the build runs.
+ */
+class PostingsPool {
+  private readonly chunks: Uint8Array[] = [];
+  /** Bytes taken in the last chunk. */
+  private used = 0;
+  private lists = 0;
+  /** Per list: first block, write position, end of the current block's payload, its size, bytes written. */
+  private head = new Int32Array(1024);
+  private pos = new Int32Array(1024);
+  private end = new Int32Array(1024);
+  private size = new Int32Array(1024);
+  private length = new Int32Array(1024);
+
+  /** Adds an empty list (index = the number of lists before). */
+  addList(): void {
+    const i = this.lists++;
+    if (i >= this.head.length) {
+      const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.head = grow(this.head);
+      this.pos = grow(this.pos);
+      this.end = grow(this.end);
+      this.size = grow(this.size);
+      this.length = grow(this.length);
+    }
+    this.head[i] = -1;
   }
 
-  /** Encodes one term's postings (ids ascending); returns [blob, df]. */
-  static encode(p: number[]): [Buffer, number] {
-    const w = new ByteWriter();
-    let prev = 0;
-    let df = 0;
-    const tf = [0, 0, 0, 0, 0];
-    for (let i = 0; i < p.length; i += 2) {
-      const id = Math.floor(p[i]! / 65536);
-      tf[4] = p[i]! % 65536;
-      const small = p[i + 1]!;
-      tf[0] = small & 0xff;
-      tf[1] = (small >>> 8) & 0xff;
-      tf[2] = (small >>> 16) & 0xff;
-      tf[3] = (small >>> 24) & 0xff;
-      let mask = 0;
-      for (let f = 0; f < NFIELDS; f++) if (tf[f]! > 0) mask |= 1 << f;
-      w.varint(id - prev);
-      prev = id;
-      w.byte(mask);
-      for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) w.varint(tf[f]!);
-      df++;
+  /** Appends `src[0, n)` to list `i`. */
+  append(i: number, src: Uint8Array, n: number): void {
+    if (this.head[i] === -1) {
+      const b = this.block(FIRST_BLOCK);
+      this.head[i] = this.pos[i] = b;
+      this.end[i] = b + FIRST_BLOCK - 4;
+      this.size[i] = FIRST_BLOCK;
     }
-    return [w.bytes(), df];
+    this.length[i]! += n;
+    let p = this.pos[i]!;
+    if (p + n <= this.end[i]!) {
+      this.chunks[p >>> POOL_CHUNK_BITS]!.set(src.subarray(0, n), p & (POOL_CHUNK - 1));
+      this.pos[i] = p + n;
+      return;
+    }
+    for (let j = 0; j < n; j++) {
+      if (p === this.end[i]) {
+        // Link a new block: its address goes into the last 4 bytes of the full one.
+        const size = Math.min(this.size[i]! * 2, MAX_BLOCK);
+        const b = this.block(size);
+        const c = this.chunks[p >>> POOL_CHUNK_BITS]!;
+        const o = p & (POOL_CHUNK - 1);
+        c[o] = b & 0xff;
+        c[o + 1] = (b >>> 8) & 0xff;
+        c[o + 2] = (b >>> 16) & 0xff;
+        c[o + 3] = (b >>> 24) & 0xff;
+        p = b;
+        this.end[i] = b + size - 4;
+        this.size[i] = size;
+      }
+      this.chunks[p >>> POOL_CHUNK_BITS]![p & (POOL_CHUNK - 1)] = src[j]!;
+      p++;
+    }
+    this.pos[i] = p;
+  }
+
+  /** The bytes of list `i`, in one buffer. */
+  bytes(i: number): Buffer {
+    const out = Buffer.allocUnsafe(this.length[i]!);
+    let left = out.length;
+    let b = this.head[i]!;
+    let size = FIRST_BLOCK;
+    while (left > 0) {
+      const c = this.chunks[b >>> POOL_CHUNK_BITS]!;
+      const o = b & (POOL_CHUNK - 1);
+      const n = Math.min(left, size - 4);
+      out.set(c.subarray(o, o + n), out.length - left);
+      left -= n;
+      if (left === 0) break;
+      b = c[o + size - 4]! | (c[o + size - 3]! << 8) | (c[o + size - 2]! << 16) | (c[o + size - 1]! << 24);
+      size = Math.min(size * 2, MAX_BLOCK);
+    }
+    return out;
+  }
+
+  /** Address of a fresh block of `size` bytes (a new chunk when the current one lacks room). */
+  private block(size: number): number {
+    if (this.chunks.length === 0 || this.used + size > POOL_CHUNK) {
+      this.chunks.push(new Uint8Array(POOL_CHUNK));
+      this.used = 0;
+    }
+    const b = (this.chunks.length - 1) * POOL_CHUNK + this.used;
+    this.used += size;
+    return b;
   }
 }
 
@@ -527,7 +653,7 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
       const order = pb.terms.map((_, i) => i).sort((x, y) => (pb.terms[x]! < pb.terms[y]! ? -1 : 1));
       for (const i of order) {
         const term = pb.terms[i]!;
-        const [blob, df] = PostingsBuilder.encode(pb.lists[i]!);
+        const [blob, df] = pb.postings(i);
         insTerm.run(term, pb.isEnglish(term) ? stemEn(term) : term, df, blob);
       }
     })();
