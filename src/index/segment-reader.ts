@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
 import { words } from '../search/analyze.js';
-import { NFIELDS, infoFrom, titleWithoutNumbering, decodePostings, type Postings, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment.js';
+import { NFIELDS, SCAN_CACHE_KB, infoFrom, titleWithoutNumbering, decodePostings, type Postings, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
 export interface DocValues {
@@ -20,8 +20,6 @@ export interface DocValues {
   docType: string[];
   filters: Array<FilterValue[] | null>;
   dataPoints: Array<DataPoint[] | null>;
-  /** Stored titles (for {@link SegmentReader.titleKey}). */
-  titles: string[];
 }
 
 /** Budget of decoded postings kept in memory, all segments of all projects together. */
@@ -94,6 +92,7 @@ export class SegmentReader {
   private readonly stmtPhrase: Database.Statement;
   private readonly stmtUrl: Database.Statement;
   private readonly stmtHkeys: Database.Statement;
+  private readonly stmtTitle: Database.Statement;
   /** Title and heading keys by row id, derived on first use (bounded by the row count). */
   private titleKeys: Array<string | undefined> | null = null;
   private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
@@ -117,6 +116,7 @@ export class SegmentReader {
     this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
     this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
     this.stmtHkeys = db.prepare('SELECT hkeys FROM docs WHERE id = ?').pluck();
+    this.stmtTitle = db.prepare('SELECT title FROM docs WHERE id = ?').pluck();
   }
 
   /** Opens a sealed segment read-only. Throws when the file is missing or of another format. */
@@ -189,7 +189,17 @@ export class SegmentReader {
     };
   }
 
-  /** In-memory per-document values, loaded on first use. */
+  /**
+   * In-memory per-document values, loaded on first use (search threads: at the first search
+   * of a generation listing this segment; main thread: reports).
+   *
+   * Memory: every search thread holds these for every open segment, so they hold no per-row
+   * strings beyond the URL — group and document type values are interned (a few distinct
+   * values), titles are read per row on demand ({@link titleKey}) — and the rows are scanned
+   * through a short-lived connection with a small page cache ({@link SCAN_CACHE_KB}): the scan
+   * touches every docs leaf page, and through this reader's own connection it filled that
+   * connection's cache ({@link READER_CACHE_KB}) for good, per segment and per search thread.
+   */
   docValues(): DocValues {
     if (this.values) return this.values;
     const n = this.info.docCount;
@@ -202,27 +212,36 @@ export class SegmentReader {
       docType: new Array<string>(n),
       filters: new Array<FilterValue[] | null>(n).fill(null),
       dataPoints: new Array<DataPoint[] | null>(n).fill(null),
-      titles: new Array<string>(n).fill(''),
     };
-    // Only columns stored before `headings`/`content` in the row: SQLite then never reads a
-    // page's text (overflow pages), which on a large segment is most of the file. Title keys
-    // and heading keys are derived per document on demand (the re-ranking needs ~100).
-    const it = this.db
-      .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints, title FROM docs')
-      .iterate() as IterableIterator<{
-      id: number; url: string; status: number; lengths: string; boost: number; grp: string; docType: string; filters: string; dataPoints: string; title: string;
-    }>;
-    for (const r of it) {
-      v.urls[r.id] = r.url;
-      v.status[r.id] = r.status;
-      v.boost[r.id] = r.boost;
-      const l = JSON.parse(r.lengths) as number[];
-      for (let f = 0; f < NFIELDS; f++) v.lengths[r.id * NFIELDS + f] = l[f] ?? 0;
-      v.group[r.id] = r.grp;
-      v.docType[r.id] = r.docType;
-      if (r.filters !== '[]') v.filters[r.id] = JSON.parse(r.filters) as FilterValue[];
-      if (r.dataPoints !== '[]') v.dataPoints[r.id] = JSON.parse(r.dataPoints) as DataPoint[];
-      if (r.status === 200) v.titles[r.id] = r.title;
+    // One copy of each distinct group / document type (SQLite gives a new string per row).
+    const interned = new Map<string, string>();
+    const intern = (x: string): string => {
+      const y = interned.get(x);
+      if (y !== undefined) return y;
+      interned.set(x, x);
+      return x;
+    };
+    const db = new Database(this.path, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+      // Only columns stored before `title`/`headings`/`content` in the row: SQLite then never
+      // reads a page's text (overflow pages), which on a large segment is most of the file.
+      const it = db
+        .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints FROM docs')
+        .raw()
+        .iterate() as IterableIterator<[number, string, number, string, number, string, string, string, string]>;
+      for (const [id, url, status, lengths, boost, grp, docType, filters, dataPoints] of it) {
+        v.urls[id] = url;
+        v.status[id] = status;
+        v.boost[id] = boost;
+        parseLengths(lengths, v.lengths, id * NFIELDS);
+        v.group[id] = intern(grp);
+        v.docType[id] = intern(docType);
+        if (filters !== '[]') v.filters[id] = JSON.parse(filters) as FilterValue[];
+        if (dataPoints !== '[]') v.dataPoints[id] = JSON.parse(dataPoints) as DataPoint[];
+      }
+    } finally {
+      db.close();
     }
     this.values = v;
     return v;
@@ -232,7 +251,11 @@ export class SegmentReader {
   titleKey(id: number): string {
     const keys = (this.titleKeys ??= new Array<string | undefined>(this.info.docCount));
     let k = keys[id];
-    if (k === undefined) keys[id] = k = words(titleWithoutNumbering(this.docValues().titles[id] ?? '')).join(' ');
+    if (k === undefined) {
+      // Non-searchable rows store '' (writeSegment), as the doc values' titles were.
+      const title = (this.stmtTitle.get(id) as string | undefined) ?? '';
+      keys[id] = k = words(titleWithoutNumbering(title)).join(' ');
+    }
     return k;
   }
 
@@ -315,4 +338,26 @@ export class SegmentReader {
     this.postingsMap.clear();
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * Writes the stored `lengths` column (a JSON array of NFIELDS non-negative integers, as
+ * writeSegment stores it) into `out[at .. at + NFIELDS)` without allocating; missing entries are 0.
+ */
+export function parseLengths(json: string, out: Uint32Array, at: number): void {
+  let f = 0;
+  let x = 0;
+  let digits = false;
+  for (let i = 0; i < json.length && f < NFIELDS; i++) {
+    const c = json.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      x = x * 10 + (c - 48);
+      digits = true;
+    } else if (digits) {
+      out[at + f++] = x;
+      x = 0;
+      digits = false;
+    }
+  }
+  for (; f < NFIELDS; f++) out[at + f] = 0;
 }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { writeSegment, readRowColumns, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
-import { SegmentReader, READER_CACHE_KB } from '../../src/index/segment-reader.js';
+import { SegmentReader, READER_CACHE_KB, parseLengths } from '../../src/index/segment-reader.js';
 import { makeDoc } from '../helpers/docs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));
@@ -59,6 +59,12 @@ t.test('writes and reads back rows, deletes, postings and phrases', async (t) =>
   t.equal(dv.urls[2], 'https://x.test/café');
   t.equal(dv.status[1], 404);
   t.equal(dv.lengths[0 * NFIELDS + 4], 10);
+  t.same([...dv.lengths], rows.flatMap((x) => x.lengths), 'doc-value lengths equal the stored ones');
+  t.same(dv.group, [0, 1, 2].map((i) => r.entry(i).doc.contentGroup));
+  t.same(dv.docType, [0, 1, 2].map((i) => r.entry(i).doc.documentType));
+  t.equal(r.titleKey(0), 'creating tables', 'title keys are read per row on demand');
+  t.equal(r.titleKey(1), '', 'a non-searchable row has no title key');
+  t.equal(r.titleKey(2), 'cafe creme');
 
   // The store's row loading (own short-lived connection) sees exactly what rows() sees.
   const cols = readRowColumns(file, info.docCount);
@@ -171,3 +177,48 @@ t.test('merged postings are byte for byte those of a fresh build (sources with a
   t.same(m, read(fresh));
 });
 
+
+t.test('parseLengths reads the stored lengths column without allocating', async (t) => {
+  const out = new Uint32Array(2 * NFIELDS).fill(7);
+  parseLengths('[2,1,0,13,4096]', out, NFIELDS);
+  t.same([...out], [7, 7, 7, 7, 7, 2, 1, 0, 13, 4096]);
+  parseLengths('[3]', out, 0);
+  t.same([...out.subarray(0, NFIELDS)], [3, 0, 0, 0, 0], 'missing entries are 0');
+  parseLengths('[]', out, 0);
+  t.same([...out.subarray(0, NFIELDS)], [0, 0, 0, 0, 0]);
+});
+
+t.test('postings spanning many blocks and pool chunks equal the documents counted word by word', async (t) => {
+  // 2,000 documents: every one has "shared" (a list of thousands of bytes, many doubling
+  // blocks), 40 words of its own (≈ 80,000 short lists, together more than one 1 MiB chunk),
+  // ids above 127 (two-byte deltas after gaps) and title/content tfs above the caps.
+  const file = path.join(dir, 'pool.seg');
+  const n = 2000;
+  const own = (i: number) => Array.from({ length: 40 }, (_, k) => `w${i}x${k}`).join(' ');
+  const entries = Array.from({ length: n }, (_, i) => ({
+    seq: i + 1,
+    at: i,
+    firstAt: i,
+    doc: makeDoc(`https://x.test/p${i}`, i % 97 === 0 ? 'shared '.repeat(130) : 'title', `${'shared '.repeat(1 + (i % 5) * 70)}${i % 3 ? 'gap ' : ''}${own(i)}`),
+  }));
+  writeSegment(file, entries, [], { defaultLanguage: 'en' });
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  const p = r.postings('shared')!;
+  t.equal(p.ids.length, n);
+  let bad = 0;
+  for (let i = 0; i < n; i++) {
+    if (p.ids[i] !== i) bad++;
+    if (p.tfs[i * NFIELDS + 4] !== 1 + (i % 5) * 70) bad++;
+    if (p.tfs[i * NFIELDS] !== (i % 97 === 0 ? 127 : 0)) bad++; // short fields cap at 127
+  }
+  t.equal(bad, 0, 'every id and tf of the long list');
+  const gap = r.postings('gap')!;
+  t.same([...gap.ids.subarray(0, 4)], [1, 2, 4, 5]);
+  t.equal(gap.ids.length, n - Math.ceil(n / 3));
+  for (const i of [0, 1, 999, 1999]) {
+    const q = r.postings(`w${i}x39`)!;
+    t.same([...q.ids], [i], `own word of document ${i}`);
+    t.equal(q.tfs[4], 1);
+  }
+});
