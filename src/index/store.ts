@@ -136,6 +136,12 @@ export interface SegmentStoreOptions {
   pauseIn?: PausePoint;
 }
 
+/** Options of {@link SegmentStore.flush}. */
+export interface FlushOptions {
+  /** Build the flush as parallel parts once each gets at least this many upserts (default {@link MIN_PART_DOCS}). */
+  minPartDocs?: number;
+}
+
 /** One published segment file and its immutable per-row columns. */
 interface SegState extends RowColumns {
   id: string;
@@ -690,15 +696,17 @@ export class SegmentStore implements ProjectIndex {
   /**
    * Publishes everything acknowledged so far as one new segment (built in the pool, committed
    * here). Flushes run one at a time; a call made while one runs waits for it and then flushes
-   * what arrived meanwhile.
+   * what arrived meanwhile. `opts.minPartDocs` lowers the part size from which this flush is
+   * built as parallel parts (default {@link MIN_PART_DOCS}): a caller that knows nothing more
+   * is coming (a finished crawl) has both pool threads build its last documents.
    */
-  flush(): Promise<void> {
-    const p = this.flushChain.then(() => this.flushOnce());
+  flush(opts: FlushOptions = {}): Promise<void> {
+    const p = this.flushChain.then(() => this.flushOnce(opts));
     this.flushChain = p.catch(() => undefined);
     return p;
   }
 
-  private async flushOnce(): Promise<void> {
+  private async flushOnce(opts: FlushOptions = {}): Promise<void> {
     if (this.refreshTimer) {
       clearTimeout(this.refreshTimer);
       this.refreshTimer = null;
@@ -729,7 +737,8 @@ export class SegmentStore implements ProjectIndex {
         // A bulk flush is built as several segments at once (URLs are unique in the buffer, so
         // the parts are disjoint) and published by one commit: a build is the ingest
         // bottleneck, and the pool has a thread per core.
-        const parts = splitBySize(upserts, Math.min(this.parallelBuilds, Math.floor(upserts.length / MIN_PART_DOCS)));
+        const minPart = Math.max(1, opts.minPartDocs ?? MIN_PART_DOCS);
+        const parts = splitBySize(upserts, Math.min(this.parallelBuilds, Math.floor(upserts.length / minPart)));
         const results = await Promise.allSettled(
           parts.map((part, k) => {
             const id = `${String(upTo).padStart(12, '0')}-${randomBytes(4).toString('hex')}`;

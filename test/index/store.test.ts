@@ -232,6 +232,34 @@ t.test('a bulk flush is built as parallel parts and published by one commit', as
   await reopened.close();
 });
 
+t.test('flush({ minPartDocs }) builds a small flush as parallel parts, published by one commit', async (t) => {
+  const real = realPool(t);
+  const tasks: Array<{ seqs: number[] }> = [];
+  const pool = {
+    run(task: Parameters<typeof real.run>[0]) {
+      if ((task as { task?: string }).task === 'build-segment') tasks.push(task as unknown as { seqs: number[] });
+      return real.run(task);
+    },
+  };
+  const dir = tempDir(t);
+  const store = await openStore(dir, pool);
+  await store.write(Array.from({ length: 120 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://m.test/${i}`, `page ${i}`) })));
+  const gen = store.position.generation;
+  await store.flush({ minPartDocs: 50 });
+  t.equal(tasks.length, 2, '120 upserts with parts of at least 50: two builds');
+  t.equal(tasks[0]!.seqs.length + tasks[1]!.seqs.length, 120);
+  t.ok(tasks[0]!.seqs.at(-1)! < tasks[1]!.seqs[0]!, 'contiguous seq ranges');
+  t.equal(store.segments().length, 2);
+  t.equal(store.position.generation, gen + 1, 'one commit');
+  await store.write(Array.from({ length: 80 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://m.test/x${i}`, `more ${i}`) })));
+  await store.flush({ minPartDocs: 50 });
+  t.equal(tasks.length, 3, '80 upserts cannot give two parts of 50: one build');
+  const snap = store.acquire();
+  t.equal(liveRows(snap).size, 200);
+  snap.release();
+  await store.close();
+});
+
 t.test('when one parallel part fails, nothing is published and the other part is deleted', async (t) => {
   const real = realPool(t);
   let calls = 0;
