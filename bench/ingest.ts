@@ -23,6 +23,8 @@
  * Environment: BENCH_SERVER (dist|tsx|auto), BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir,
  * BENCH_SERVER_NODE_OPTIONS: NODE_OPTIONS for the server only (e.g. --max-old-space-size=256),
  * BENCH_SERVER_ENV: extra server environment as K=V,K=V (e.g. SITESIFT_SEARCH_THREADS=0).
+ * BENCH_MEMORY_TRACE=1: where the server's memory is at its peak (a diagnostic; it costs the
+ * server some CPU, so rates of such a run are not comparable): see {@link MEMORY_TRACE_PRELOAD}.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +42,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = process.env.BENCH_CORPUS ?? path.resolve(ROOT, '..', 'shared', 'corpus', 'postgresql-15', 'docs.jsonl.gz');
 const BASE_URL = 'https://www.postgresql.org/docs/15/';
 const TARGET_DOCS = intEnv('BENCH_DOCS', 100_000);
+const MEMORY_TRACE = process.env.BENCH_MEMORY_TRACE === '1';
 const CONCURRENCY = intEnv('BENCH_CONCURRENCY', 3);
 const BATCH = 100;
 
@@ -217,6 +220,92 @@ function serverMode(): 'dist' | 'tsx' {
   return stale ? 'tsx' : 'dist';
 }
 
+/**
+ * BENCH_MEMORY_TRACE=1: a preload (`--require`, which Node also runs in every worker thread)
+ * that makes each isolate append its V8 heap statistics to BENCH_MEMORY_OUT every 500 ms, the
+ * main thread also the server's RSS split by kind of mapping every 2 s (/proc/self/smaps:
+ * file-backed = code; `[heap]` = glibc's main malloc arena; anonymous mappings at 64 MiB-aligned
+ * addresses = glibc's per-thread malloc arenas, where SQLite page caches and FTS5 build memory of pool and
+ * search threads go; other anonymous memory = V8 heaps, thread stacks, large allocations), and
+ * turns on V8's --trace-gc (not allowed in NODE_OPTIONS; a runtime flag is process-wide, so
+ * every isolate logs). Pool threads block in Atomics.wait between tasks and run no timers, so
+ * their heaps show only in the GC trace (server.log). Only the bench uses it.
+ */
+const MEMORY_TRACE_PRELOAD = `
+const fs = require('node:fs');
+const v8 = require('node:v8');
+const { threadId, isMainThread, workerData } = require('node:worker_threads');
+const out = process.env.BENCH_MEMORY_OUT;
+if (out) {
+  if (isMainThread) v8.setFlagsFromString('--trace-gc');
+  const kind = isMainThread ? 'main' : workerData && typeof workerData === 'object' && 'nice' in workerData ? 'pool' : workerData ? 'writer' : 'search';
+  let tick = 0;
+  setInterval(() => {
+    const h = v8.getHeapStatistics();
+    const line = { t: Date.now(), tid: threadId, kind, phys: h.total_physical_size, used: h.used_heap_size };
+    if (isMainThread && tick++ % 4 === 0) {
+      const cats = { file: 0, mainArena: 0, threadArenas: 0, otherAnon: 0 };
+      let arena = false, name = '';
+      for (const l of fs.readFileSync('/proc/self/smaps', 'utf8').split('\\n')) {
+        const m = /^([0-9a-f]+)-[0-9a-f]+ (\\S+) \\S+ \\S+ \\d+ *(.*)$/.exec(l);
+        // glibc's thread arenas are heaps of up to 64 MiB at 64 MiB-aligned addresses.
+        if (m) { arena = parseInt(m[1], 16) % 67108864 === 0 && m[2].startsWith('rw'); name = m[3].trim(); continue; }
+        const r = /^Rss:\\s+(\\d+) kB/.exec(l);
+        if (!r) continue;
+        const kb = Number(r[1]) * 1024;
+        if (name === '[heap]') cats.mainArena += kb;
+        else if (name && !name.startsWith('[')) cats.file += kb;
+        else if (!name && arena) cats.threadArenas += kb;
+        else cats.otherAnon += kb;
+      }
+      line.rss = Object.values(cats).reduce((a, b) => a + b, 0);
+      line.smaps = cats;
+    }
+    fs.appendFileSync(out, JSON.stringify(line) + '\\n');
+  }, 500).unref();
+}
+`;
+
+/** The BENCH_MEMORY_TRACE report: the composition of the server's largest sampled RSS. */
+function memoryTraceReport(dir: string): string {
+  const MB = (b: number) => `${Math.round(b / 1048576)}`;
+  const file = path.join(dir, 'memory.jsonl');
+  if (!existsSync(file)) return 'memory trace: no samples\n';
+  const latest = new Map<number, { t: number; kind: string; phys: number; used: number }>();
+  let peak: { t: number; rss: number; smaps: Record<string, number>; heaps: Array<{ kind: string; phys: number; used: number }> } | null = null;
+  for (const l of readFileSync(file, 'utf8').split('\n')) {
+    if (!l) continue;
+    const s = JSON.parse(l) as { t: number; tid: number; kind: string; phys: number; used: number; rss?: number; smaps?: Record<string, number> };
+    latest.set(s.tid, s);
+    if (s.rss !== undefined && (!peak || s.rss > peak.rss)) {
+      // Isolates that reported within the last 2 s (pool threads only while not blocked).
+      const heaps = [...latest.values()].filter((x) => s.t - x.t < 2000).map((x) => ({ kind: x.kind, phys: x.phys, used: x.used }));
+      peak = { t: s.t, rss: s.rss, smaps: s.smaps!, heaps };
+    }
+  }
+  if (!peak) return 'memory trace: no samples\n';
+  const heaps = peak.heaps.map((h) => `${h.kind} ${MB(h.phys)} (${MB(h.used)} used)`).join(', ');
+  let out = `memory trace, largest sample (${MB(peak.rss)} MB): ${Object.entries(peak.smaps).map(([k, v]) => `${k} ${MB(v)}`).join(', ')} MB; V8 heaps physical: ${heaps} MB\n`;
+  // Per isolate from --trace-gc: largest committed heap and largest live size after a full GC.
+  const gc = /\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Compact)\S* [\d.]+ \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/;
+  const iso = new Map<string, { committed: number; live: number; gcs: number }>();
+  const log = path.join(dir, 'server.log');
+  if (existsSync(log)) {
+    for (const l of readFileSync(log, 'utf8').split('\n')) {
+      const m = gc.exec(l);
+      if (!m) continue;
+      const e = iso.get(m[1]!) ?? { committed: 0, live: 0, gcs: 0 };
+      e.gcs++;
+      e.committed = Math.max(e.committed, Number(m[3]), Number(m[5]));
+      if (m[2]!.startsWith('Mark')) e.live = Math.max(e.live, Number(m[4]));
+      iso.set(m[1]!, e);
+    }
+  }
+  const rows = [...iso.values()].filter((e) => e.gcs > 20).sort((a, b) => b.committed - a.committed);
+  out += `V8 isolates with > 20 GCs (--trace-gc): ${rows.map((e) => `committed ≤ ${e.committed.toFixed(0)} MB, live after full GC ≤ ${e.live.toFixed(0)} MB`).join('; ')}\n`;
+  return out;
+}
+
 function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
   const masterKey = `ssm_${randomBytes(24).toString('base64url')}`;
   const env: NodeJS.ProcessEnv = {};
@@ -225,6 +314,12 @@ function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
   // Through NODE_OPTIONS, not argv: worker threads inherit execArgv and refuse heap flags there.
   const serverNodeOptions = process.env.BENCH_SERVER_NODE_OPTIONS;
   if (serverNodeOptions) env.NODE_OPTIONS = serverNodeOptions;
+  if (MEMORY_TRACE) {
+    const preload = path.join(path.dirname(dataDir), 'memory-trace.cjs');
+    writeFileSync(preload, MEMORY_TRACE_PRELOAD);
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim();
+    env.BENCH_MEMORY_OUT = path.join(path.dirname(dataDir), 'memory.jsonl');
+  }
   // BENCH_SERVER_ENV="K=V,K=V": extra environment for the server only, SITESIFT_* included
   // (e.g. SITESIFT_SEARCH_THREADS=0 to see what the search threads cost).
   for (const kv of (process.env.BENCH_SERVER_ENV ?? '').split(',').filter((x) => x.trim() !== '')) {
@@ -478,6 +573,7 @@ async function main(): Promise<void> {
     const ratio = last.docsPerSecond / last.rawFts5DocsPerSecond;
     process.stdout.write(`\n${out.join('\n')}\n\nserver (${mode}) peak RSS (VmHWM, whole run): ${peakRss} MB\n`);
     process.stdout.write(`peak RSS by stage (VmRSS sampled every 100 ms): ${[...rss.peaks].map(([k, v]) => `${k} ${v} MB`).join('; ')}\n`);
+    if (MEMORY_TRACE) process.stdout.write(memoryTraceReport(tmp));
     const e2e = untilSearchable(last) / last.rawFts5DocsPerSecond;
     process.stdout.write(`goals: ingest ≥ 0.5× raw FTS5 at ${last.docs} docs: ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}× acknowledged, ${e2e.toFixed(2)}× until searchable); peak RSS < 500 MB: ${peakRss < 500 ? 'met' : 'NOT met'} (${peakRss} MB)\n`);
     process.stdout.write(
