@@ -93,7 +93,10 @@ const contentWords = [...new Set(docs.slice(0, 400).flatMap((d) => d.content.toL
 let server: BenchServer | null = null;
 const SITE = 'pg';
 if (WITH_HTTP) {
-  server = await startBenchServer();
+  // BENCH_SERVER_ARGS: node flags for the server child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
+  // (every row reports its start and end on the monotonic clock the profile's samples use).
+  const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
+  server = await startBenchServer({ nodeArgs });
   await createProject(server, SITE);
   const { indexed, seconds } = await indexDocs(server, SITE, toPageDocs(docs));
   console.error(`bench-suggest: indexed ${indexed} pages in ${seconds.toFixed(1)} s (${server.mode})`);
@@ -212,16 +215,22 @@ interface Load {
   requests: number;
   cpuMs: number;
   mainCpuMs: number;
+  /** The row's start and end, µs of the monotonic clock (to slice a server CPU profile). */
+  startUs: number;
+  endUs: number;
 }
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 async function load(paths: string[], seconds = SECONDS): Promise<Load> {
   const pid = server!.child.pid;
   const cpu0 = processCpuMs(pid);
   const main0 = mainThreadCpuMs(pid);
+  const startUs = nowUs();
   const r = await loadOnce(paths, seconds);
+  const endUs = nowUs();
   const requests = Math.max(1, r.rps * seconds);
   const cpuMs = processCpuMs(pid) - cpu0;
   const mainCpuMs = mainThreadCpuMs(pid) - main0;
-  return { ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests };
+  return { ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests, startUs, endUs };
 }
 async function loadOnce(paths: string[], seconds: number): Promise<Pick<Load, 'rps' | 'p50' | 'p99' | 'errors' | 'driver'>> {
   if (hasWrk()) {
@@ -287,8 +296,7 @@ if (server) {
     }
     const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
     httpResults = {
-      suggestCold: median(missRounds.map((r) => r.suggest)),
-      searchCold: median(missRounds.map((r) => r.search)),
+      ...(missRounds.length ? { suggestCold: median(missRounds.map((r) => r.suggest)), searchCold: median(missRounds.map((r) => r.search)) } : {}),
       // The cold rows above pushed the warm-up's answers out: each distinct prefix misses once.
       suggest: await load(suggestPaths),
       // The same paths again: every distinct prefix has been answered (steady state, no write).
@@ -365,7 +373,7 @@ if (httpResults) {
       `goal ≥ 1.5×; pairs ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×; CPU per request ${medianOf(cpu).toFixed(2)}× cheaper (median); main thread ${f(medianOf(hitRounds.map((r) => r.suggest.mainCpuMsPerRequest)))} vs ${f(medianOf(hitRounds.map((r) => r.search.mainCpuMsPerRequest)))} ms`,
     ]);
   }
-  rows.push(['suggest ÷ search, both missing every cache', `${(cold!.rps / searchCold!.rps).toFixed(2)}×`, '(medians)']);
+  if (cold && searchCold) rows.push(['suggest ÷ search, both missing every cache', `${(cold.rps / searchCold.rps).toFixed(2)}×`, '(medians)']);
   if (missFirstTouch) {
     const { suggest: a, search: b } = missFirstTouch;
     rows.push(['  first touch (not in the medians): suggest / search', `${Math.round(a.rps)} / ${Math.round(b.rps)} req/s`, `CPU ${f(a.cpuMsPerRequest)} / ${f(b.cpuMsPerRequest)} ms/request, main thread ${f(a.mainCpuMsPerRequest)} / ${f(b.mainCpuMsPerRequest)}`]);
@@ -377,7 +385,7 @@ if (httpResults) {
       `${(r.suggest.rps / r.search.rps).toFixed(2)}×; CPU ${f(r.suggest.cpuMsPerRequest)} / ${f(r.search.cpuMsPerRequest)} ms/request (${(r.search.cpuMsPerRequest / r.suggest.cpuMsPerRequest).toFixed(2)}× cheaper), main thread ${f(r.suggest.mainCpuMsPerRequest)} / ${f(r.search.mainCpuMsPerRequest)}`,
     ]),
   );
-  rows.push(['suggest ÷ search, server CPU per request', `${(off!.cpuMsPerRequest / sg!.cpuMsPerRequest).toFixed(2)}× cheaper`, `second suggest run ${(off!.cpuMsPerRequest / httpResults.suggestWarm!.cpuMsPerRequest).toFixed(2)}×, both missing caches ${(searchCold!.cpuMsPerRequest / cold!.cpuMsPerRequest).toFixed(2)}×`]);
+  rows.push(['suggest ÷ search, server CPU per request', `${(off!.cpuMsPerRequest / sg!.cpuMsPerRequest).toFixed(2)}× cheaper`, `second suggest run ${(off!.cpuMsPerRequest / httpResults.suggestWarm!.cpuMsPerRequest).toFixed(2)}×${cold && searchCold ? `, both missing caches ${(searchCold.cpuMsPerRequest / cold.cpuMsPerRequest).toFixed(2)}×` : ''}`]);
   logRounds.forEach((r, i) =>
     rows.push([
       `  log round ${i + 1}: off / on`,

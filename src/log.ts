@@ -99,23 +99,76 @@ export function createLogger(level: Level | 'silent', stream: Writable = process
   return makeLogger(level, new LineSink(stream, opts.bufferMs ?? 0), bindings);
 }
 
+/** Keys the line itself sets: a field or binding with one of these names takes the general path. */
+const LINE_KEYS = new Set(['level', 'time', 'msg', '__proto__']);
+
+/**
+ * The JSON of `fields` without braces when concatenating it gives the same line as the general
+ * path, else null: no Error values (they are made plain), no key of the line or a binding (the
+ * general path overwrites those in place), no integer-like key (objects order those first), no
+ * `toJSON` of its own.
+ */
+function fieldsJson(fields: object, bound: ReadonlySet<string>): string | null {
+  if (typeof (fields as { toJSON?: unknown }).toJSON === 'function') return null;
+  for (const k in fields) {
+    if (!Object.hasOwn(fields, k)) continue;
+    const c = k.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || LINE_KEYS.has(k) || bound.has(k) || (fields as Record<string, unknown>)[k] instanceof Error) return null;
+  }
+  return JSON.stringify(fields).slice(1, -1);
+}
+
 function makeLogger(level: Level | 'silent', sink: LineSink, bindings: LogFields): Logger {
   const min = RANK[level];
-  const write = (lvl: Level, fields: object | string, msg?: string): void => {
-    if (RANK[lvl] < min) return;
-    const line: Record<string, unknown> = { level: lvl, time: new Date().toISOString(), ...bindings };
+  // The bindings serialised once (every access-log line of a request carries its reqId), when
+  // they can simply be concatenated: else every line takes the general path.
+  // Computed at the first line (a child per request logs one or two).
+  let boundKeys: ReadonlySet<string> | null = null;
+  let boundPart: string | null = null;
+  const bound = (): string | null => {
+    if (boundKeys === null) {
+      boundKeys = new Set(Object.keys(bindings));
+      const plainBindings = ![...boundKeys].some((k) => LINE_KEYS.has(k) || /^\d/.test(k));
+      const json = plainBindings ? JSON.stringify(bindings).slice(1, -1) : null;
+      boundPart = json === null ? null : json === '' ? '' : `,${json}`;
+    }
+    return boundPart;
+  };
+  /** The general path: the line as an object, Error values made plain. */
+  const general = (lvl: Level, time: string, fields: object | string, msg?: string): string => {
+    const line: Record<string, unknown> = { level: lvl, time, ...bindings };
     if (typeof fields === 'string') {
       line.msg = fields;
     } else {
       for (const [k, v] of Object.entries(fields)) line[k] = plain(v);
       line.msg = msg ?? '';
     }
-    let text: string;
     try {
-      text = JSON.stringify(line);
+      return JSON.stringify(line);
     } catch {
-      text = JSON.stringify({ level: lvl, time: line.time, msg: line.msg, note: 'unserialisable fields dropped' });
+      return JSON.stringify({ level: lvl, time: line.time, msg: line.msg, note: 'unserialisable fields dropped' });
     }
+  };
+  const write = (lvl: Level, fields: object | string, msg?: string): void => {
+    if (RANK[lvl] < min) return;
+    const time = new Date().toISOString();
+    let text: string | null = null;
+    // Fast path, the same text as `general` (tests compare them): concatenated JSON parts
+    // instead of a merged object (≈ 10 µs per access-log line in a profile of cached requests).
+    const boundPart = bound();
+    if (boundPart !== null) {
+      try {
+        if (typeof fields === 'string') {
+          text = `{"level":"${lvl}","time":"${time}"${boundPart},"msg":${JSON.stringify(fields)}}`;
+        } else {
+          const f = fieldsJson(fields, boundKeys!);
+          if (f !== null) text = `{"level":"${lvl}","time":"${time}"${boundPart}${f ? `,${f}` : ''},"msg":${JSON.stringify(msg ?? '')}}`;
+        }
+      } catch {
+        text = null;
+      }
+    }
+    text ??= general(lvl, time, fields, msg);
     sink.write(text + '\n', RANK[lvl] >= RANK.warn);
   };
   return {

@@ -83,3 +83,51 @@ t.test('unbuffered (the default) writes each line at once', async (t) => {
   log.info('now');
   t.equal(lines.length, 1);
 });
+
+t.test('every line is the JSON of {level, time, ...bindings, ...fields, msg} (fast concatenation or not)', async (t) => {
+  const raw: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      raw.push(...chunk.toString().split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const err = new Error('boom');
+  const withToJson = { toJSON: () => 'custom', a: 1 };
+  const own = JSON.parse('{"__proto__":{"x":1},"a":2}') as object;
+  const bindingSets: Array<Record<string, unknown>> = [{}, { reqId: 'r-1' }, { reqId: 'r"2\n', n: 3 }, { msg: 'bound msg' }, { level: 'x', time: 1 }, { 7: 'digit' }];
+  const fieldSets: Array<object | string> = [
+    'plain string',
+    'quote " and \u2028 and é',
+    {},
+    { method: 'GET', path: '/sites/suggest', status: 200, ms: 0.123, siteId: 'pg' },
+    { reqId: 'overrides the binding' },
+    { msg: 'field msg', level: 'field level' },
+    { 1: 'integer key', b: 2 },
+    { err },
+    { nested: { err, list: [1, 'two', null] } },
+    { gone: undefined, nil: null, nan: NaN },
+    withToJson,
+    own,
+  ];
+  for (const bindings of bindingSets) {
+    const root = createLogger('debug', stream);
+    const log = Object.keys(bindings).length ? root.child(bindings) : root;
+    for (const fields of fieldSets) {
+      for (const msg of [undefined, 'the msg']) {
+        raw.length = 0;
+        if (typeof fields === 'string') log.info(fields);
+        else log.info(fields, msg);
+        t.equal(raw.length, 1);
+        const time = /"time":"([^"]+)"/.exec(raw[0]!)?.[1];
+        const line: Record<string, unknown> = { level: 'info', time, ...bindings };
+        if (typeof fields === 'string') line.msg = fields;
+        else {
+          for (const [k, v] of Object.entries(fields)) line[k] = v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v;
+          line.msg = msg ?? '';
+        }
+        t.equal(raw[0], JSON.stringify(line), `bindings #${bindingSets.indexOf(bindings)}, fields #${fieldSets.indexOf(fields)}, msg ${msg ?? 'none'}`);
+      }
+    }
+  }
+});

@@ -53,16 +53,44 @@ const LEAN_PREFIX = '/sites/suggest?';
  */
 const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 
-/** Koa's `ctx.query` of a query string (koa/lib/search-params.js): repeated keys → arrays. */
-function parseQuery(qs: string): Context['query'] {
-  const sp = new URLSearchParams(qs);
+/**
+ * Koa's `ctx.query` of a query string (koa/lib/search-params.js: `URLSearchParams`, repeated
+ * keys → arrays), or null when this parser cannot promise the same values: a leading `?`
+ * (URLSearchParams strips it) or a percent-encoding that is not valid UTF-8 (URLSearchParams
+ * substitutes U+FFFD where decodeURIComponent throws). A hand loop because URLSearchParams and
+ * its per-key `getAll` were ≈ 10 µs of a ≈ 100 µs cached suggest in a profile.
+ */
+function parseQuery(qs: string): Context['query'] | null {
+  if (qs.charCodeAt(0) === 0x3f) return null;
   const obj: Context['query'] = {};
-  for (const key of sp.keys()) {
-    const values = sp.getAll(key);
-    // defineProperty like Koa, so a key "__proto__" is a plain key.
-    Object.defineProperty(obj, key, { value: values.length <= 1 ? values[0] : values, writable: true, enumerable: true, configurable: true });
+  let start = 0;
+  while (start <= qs.length) {
+    let end = qs.indexOf('&', start);
+    if (end === -1) end = qs.length;
+    if (end > start) {
+      const eq = qs.indexOf('=', start);
+      const split = eq === -1 || eq > end ? end : eq;
+      const key = decodePart(qs.slice(start, split));
+      const value = split === end ? '' : decodePart(qs.slice(split + 1, end));
+      if (key === null || value === null) return null;
+      const prev = Object.hasOwn(obj, key) ? obj[key] : undefined;
+      const next = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+      // defineProperty like Koa, so a key "__proto__" is a plain key.
+      Object.defineProperty(obj, key, { value: next, writable: true, enumerable: true, configurable: true });
+    }
+    start = end + 1;
   }
   return obj;
+}
+
+/** One form-urlencoded name or value (`+` is a space), or null when not valid UTF-8. */
+function decodePart(s: string): string | null {
+  if (s.indexOf('%') === -1) return s.indexOf('+') === -1 ? s : s.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -116,7 +144,9 @@ export class SuggestRoute {
     try {
       // The Koa route's readers over a context of just `query` and `state`; anything they
       // reject (or anything else thrown) declines, and Koa renders the error.
-      sr = this.read({ query: parseQuery(url.slice(LEAN_PREFIX.length)), state: {} } as ParamSource);
+      const query = parseQuery(url.slice(LEAN_PREFIX.length));
+      if (query === null) return false;
+      sr = this.read({ query, state: {} } as ParamSource);
       index = this.opened.get(this.services.indexes.get(sr.siteId));
     } catch {
       return false;
@@ -201,14 +231,16 @@ export class SuggestRoute {
    */
   private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, body: string, started: bigint): void {
     const reqId = randomUUID();
-    res.statusCode = 200;
-    res.setHeader('X-Request-Id', reqId);
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Methods', 'GET, OPTIONS');
-    res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] || 'Content-Type');
-    res.setHeader('Access-Control-Max-Age', '86400');
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', String(Buffer.byteLength(body)));
+    // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
+    res.writeHead(200, [
+      'X-Request-Id', reqId,
+      'Access-Control-Allow-Origin', '*',
+      'Access-Control-Allow-Methods', 'GET, OPTIONS',
+      'Access-Control-Allow-Headers', req.headers['access-control-request-headers'] || 'Content-Type',
+      'Access-Control-Max-Age', '86400',
+      'Content-Type', 'application/json; charset=utf-8',
+      'Content-Length', String(Buffer.byteLength(body)),
+    ]);
     res.end(body);
     this.leanAnswers++;
     // The line of the access-log middleware (its child logger adds `reqId` before the fields).

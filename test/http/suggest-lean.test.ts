@@ -128,6 +128,30 @@ t.test('lean path: the same bytes and access-log lines as the Koa chain, for mis
   t.equal(leanApp.suggest.leanAnswers, 2 * valid - 1, 'valid GETs answered by the lean path');
   t.equal(chainApp.suggest.leanAnswers, 0);
   t.ok(leanApp.suggest.cache.stats().hits >= valid - 1, 'second round from the cache');
+
+  // Query strings the lean path parses itself (or declines): the same values as Koa's parser.
+  const edge = [
+    '/sites/suggest?site=default&query=widget+c',
+    '/sites/suggest?site=default&query=widget%2Bc',
+    '/sites/suggest?%73ite=default&qu%65ry=wid',
+    '/sites/suggest?&&site=default&&query=wid&',
+    '/sites/suggest?site=default&query=wid&includeContent',
+    '/sites/suggest?site=default&query=wid&__proto__=x&constructor=y',
+    '/sites/suggest?site=default&query=%E0%A4%A',
+    '/sites/suggest?site=default&query=%zzwid',
+    '/sites/suggest?site=default&query=%ED%A0%80',
+    '/sites/suggest??site=default&query=wid',
+    '/sites/suggest?site=default&query=wid=x',
+    '/sites/suggest?site=default&query=%C3%BC',
+    '/sites/suggest?site=default&query=wid&limit=1&limit=',
+  ];
+  for (const round of ['miss', 'hit']) {
+    for (const path of edge) {
+      const a = await raw(lean.port, get(path));
+      const b = await raw(chain.port, get(path));
+      t.equal(masked(a), masked(b), `${round}: ${path}`);
+    }
+  }
 });
 
 t.test('lean path: a deleted and re-created project is never answered from the old index', async (t) => {
