@@ -9,9 +9,10 @@
  * one writer per file, so a large backfill or purge on one project never holds the write lock
  * of another; (4) the per-project folder is already the unit of backup.
  *
- * Write path: {@link QueryLogService.record} / {@link QueryLogService.recordEvent} only
- * normalise, hash and push to an in-memory queue (a few µs, never throws, never touches
- * disk). A timer hands the queue over at least every second (and as soon as it holds
+ * Write path: {@link QueryLogService.record} / {@link QueryLogService.recordEvent} only push the
+ * entry as given to an in-memory queue ({@link Queued}): never throws, never touches disk. The queue is normalised and anonymised batch by
+ * batch when it is handed over ({@link QueryLogService.rowOf}), so a request pays for a push,
+ * not for code and data it would find cold between requests. A timer hands the queue over at least every second (and as soon as it holds
  * {@link QueryLogOptions.maxBatch} entries, on the next tick) to the query-log writer thread
  * (src/analytics/writer.ts, started by {@link QueryLogService.start}), which commits it at
  * once, one transaction per project: a crash loses at most the last second, a search never
@@ -23,7 +24,7 @@ import { join } from 'node:path';
 import type { AnalyticsSettings } from '../types.js';
 import { badParam } from '../errors.js';
 import { VisitorHasher, dayOf, normaliseQuery } from './normalize.js';
-import { SiteQueryLog, type LogRow, type SearchRow } from './site-log.js';
+import { SiteQueryLog, type EventRow, type LogRow, type SearchRow } from './site-log.js';
 import { LogWriterThread, type WriterBatch } from './writer.js';
 import { rollupSite, type RollupOptions, type RollupResult } from './rollup.js';
 import {
@@ -55,6 +56,23 @@ export interface SearchLogEntry {
   userAgent?: string;
   /** Milliseconds since the epoch; defaults to the service clock. */
   at?: number;
+}
+
+/**
+ * A logged search or event as {@link QueryLogService.record} / {@link QueryLogService.recordEvent}
+ * queue it: the row with the query as typed, and the visitor's IP and user agent, in memory
+ * for at most the hand-over period (≤ 1 s); turned into a normalised, anonymised row
+ * ({@link QueryLogService.rowOf}, in queue order, so the daily salt sees entries in the order
+ * they were recorded) before anything leaves the queue: neither reaches the writer thread or
+ * the disk. Why deferred: per request, the normalisation, the visitor hash and the row cost the
+ * server's main thread several times what a tight loop measures (code and data cold between
+ * requests); one loop per batch costs about what the loop measures.
+ */
+interface Queued {
+  kind: 'queued';
+  row: Omit<SearchRow, 'visitor'> | Omit<EventRow, 'visitor'>;
+  ip: string | undefined;
+  userAgent: string | undefined;
 }
 
 /** A validated event (see `parseQueryEvent`) plus the request's visitor identity. */
@@ -113,7 +131,7 @@ export interface ReportRange {
 
 export class QueryLogService {
   private readonly sitesOpen = new Map<string, SiteQueryLog>();
-  private queue: Array<{ siteId: string; row: LogRow }> = [];
+  private queue: Array<{ siteId: string; row: LogRow | Queued }> = [];
   private readonly hasher = new VisitorHasher();
   private timer: NodeJS.Timeout | null = null;
   private flushScheduled = false;
@@ -159,13 +177,13 @@ export class QueryLogService {
 
   /**
    * Queues one logged search (call it only when the search's `log` parameter is true).
-   * Never throws, never blocks: O(query length) work and an array push.
+   * Never throws, never blocks: an array push (normalised and anonymised at the hand-over).
    *
    * @example services.analytics.record(siteId, { query, results: totalResults, filters, sort, ip: ctx.ip, userAgent: ctx.get('user-agent') })
    */
   record(siteId: string, entry: SearchLogEntry): void {
     try {
-      const query = normaliseQuery(String(entry.query ?? ''));
+      const query = String(entry.query ?? '');
       if (query === '') return;
       const at = entry.at ?? this.opts.clock();
       const results = Number.isFinite(entry.results) && entry.results > 0 ? Math.floor(entry.results) : 0;
@@ -175,13 +193,10 @@ export class QueryLogService {
           ? null
           : JSON.stringify(entry.filters);
       this.enqueue(siteId, {
-        kind: 'search',
-        at,
-        query,
-        results,
-        filters,
-        sort: entry.sort ? String(entry.sort) : null,
-        visitor: this.hasher.hash(siteId, entry.ip, entry.userAgent, at),
+        kind: 'queued',
+        row: { kind: 'search', at, query, results, filters, sort: entry.sort ? String(entry.sort) : null },
+        ip: entry.ip,
+        userAgent: entry.userAgent,
       });
     } catch (err) {
       this.opts.onError?.(err, 'querylog.record');
@@ -191,25 +206,21 @@ export class QueryLogService {
   /** Queues one validated suggestion event (`POST /sites/queries/log`). Never throws, never blocks. */
   recordEvent(siteId: string, event: QueryEventEntry): void {
     try {
-      const query = normaliseQuery(String(event.query ?? ''));
+      const query = String(event.query ?? '');
       if (query === '') return;
       const at = event.at ?? this.opts.clock();
       this.enqueue(siteId, {
-        kind: 'event',
-        at,
-        query,
-        action: event.action,
-        timeToAction: event.timeToAction ?? null,
-        link: event.link ?? null,
-        position: event.position ?? null,
-        visitor: this.hasher.hash(siteId, event.ip, event.userAgent, at),
+        kind: 'queued',
+        row: { kind: 'event', at, query, action: event.action, timeToAction: event.timeToAction ?? null, link: event.link ?? null, position: event.position ?? null },
+        ip: event.ip,
+        userAgent: event.userAgent,
       });
     } catch (err) {
       this.opts.onError?.(err, 'querylog.recordEvent');
     }
   }
 
-  private enqueue(siteId: string, row: LogRow): void {
+  private enqueue(siteId: string, row: LogRow | Queued): void {
     if (this.closed || !SITE_ID.test(siteId)) return;
     if (this.queue.length >= (this.opts.maxQueue ?? 100_000)) {
       this.dropped++;
@@ -252,13 +263,8 @@ export class QueryLogService {
    * project is opened first (creating the file, counting what a crash left unaggregated), so
    * the thread only ever appends to a file the main thread has prepared.
    */
-  private handOver(batch: Array<{ siteId: string; row: LogRow }>): void {
-    const bySite = new Map<string, LogRow[]>();
-    for (const { siteId, row } of batch) {
-      let rows = bySite.get(siteId);
-      if (!rows) bySite.set(siteId, (rows = []));
-      rows.push(row);
-    }
+  private handOver(batch: Array<{ siteId: string; row: LogRow | Queued }>): void {
+    const bySite = this.bySite(batch);
     const sites: WriterBatch[] = [];
     for (const [siteId, rows] of bySite) {
       try {
@@ -269,6 +275,35 @@ export class QueryLogService {
       }
     }
     this.writer!.write(sites);
+  }
+
+  /** The rows of `batch` per project, in order, queued searches normalised and anonymised. */
+  private bySite(batch: Array<{ siteId: string; row: LogRow | Queued }>): Map<string, LogRow[]> {
+    const bySite = new Map<string, LogRow[]>();
+    for (const { siteId, row } of batch) {
+      const r = row.kind === 'queued' ? this.rowOf(siteId, row) : row;
+      if (r === null) continue;
+      let rows = bySite.get(siteId);
+      if (!rows) bySite.set(siteId, (rows = []));
+      rows.push(r);
+    }
+    return bySite;
+  }
+
+  /**
+   * The row a queued entry is logged as (null when its normalised query is empty, or when it
+   * cannot be converted: reported through `onError`, the others still go). The visitor hash
+   * uses the salt of the entry's own day (`at`), as at `record()` before.
+   */
+  private rowOf(siteId: string, q: Queued): LogRow | null {
+    try {
+      const query = normaliseQuery(q.row.query);
+      if (query === '') return null;
+      return { ...q.row, query, visitor: this.hasher.hash(siteId, q.ip, q.userAgent, q.row.at) } as LogRow;
+    } catch (err) {
+      this.opts.onError?.(err, q.row.kind === 'search' ? 'querylog.record' : 'querylog.recordEvent');
+      return null;
+    }
   }
 
   /** The writer thread committed `rows` of `siteId`: mirror the counted searches in memory. */
@@ -323,13 +358,8 @@ export class QueryLogService {
    * Writes `batch` (oldest first): one transaction per project; failures go to `onError`.
    * `aggregate`: also write every project's pending suggestion aggregates.
    */
-  private write(batch: Array<{ siteId: string; row: LogRow }>, aggregate: boolean): void {
-    const bySite = new Map<string, LogRow[]>();
-    for (const { siteId, row } of batch) {
-      let rows = bySite.get(siteId);
-      if (!rows) bySite.set(siteId, (rows = []));
-      rows.push(row);
-    }
+  private write(batch: Array<{ siteId: string; row: LogRow | Queued }>, aggregate: boolean): void {
+    const bySite = this.bySite(batch);
     for (const [siteId, rows] of bySite) {
       try {
         if (!this.sitesOpen.has(siteId) && this.opts.settingsOf && this.opts.settingsOf(siteId) === undefined) continue;
