@@ -275,8 +275,12 @@ function releaseSlotHits(h: SlotHits): void {
   if (free.length < SLOT_POOL_PER_SIZE) free.push(h);
 }
 
-/** Memory for cached BM25F values of whole postings lists (all segments of this thread). */
-const IMPACT_CACHE_BYTES = 48 * 1024 * 1024;
+/**
+ * Memory for cached BM25F values of whole postings lists (all segments of this thread; each
+ * entry also counts the decoded postings it keeps alive). Sized for ~100k pages: the corpus
+ * queries' lists need ~210 MB counted that way, and at 48 MB every rotation recomputed them.
+ */
+const IMPACT_CACHE_BYTES = 256 * 1024 * 1024;
 
 /** One cached list of values; `used` is its second-chance bit (CLOCK eviction). */
 interface ImpactEntry {
