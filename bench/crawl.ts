@@ -21,6 +21,8 @@
  * BENCH_CRAWL_ONLY=1 (stop after the crawl: for profiling runs, not for reported numbers),
  * BENCH_WORKER_NICE (SITESIFT_WORKER_NICE of the server), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS of
  * the server child only, e.g. `--require <profiler>`),
+ * BENCH_SERVER_NODE_ARGS (node flags of the server child, space-separated, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/p`: flags NODE_OPTIONS refuses),
  * BENCH_PROFILE_SIGNAL (with BENCH_CRAWL_ONLY: a signal sent to the server after the crawl, for
  * a profiler preload to write its profiles).
  */
@@ -211,6 +213,7 @@ async function main(): Promise<void> {
       mode: process.env.BENCH_SERVER === 'dist' || process.env.BENCH_SERVER === 'tsx' ? process.env.BENCH_SERVER : 'auto',
       // BENCH_SERVER_NODE_OPTIONS (e.g. `--require <profiler preload>`) goes to the server
       // child only, for profiling runs.
+      nodeArgs: process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean),
       env: {
         SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true',
         SITESIFT_WORKERS: WORKERS,

@@ -8,7 +8,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CrawlService, type CrawlServiceOptions } from '../../src/crawl/service.js';
+import { CrawlService, RUN_FLUSH_MIN_PART_DOCS, type CrawlServiceOptions } from '../../src/crawl/service.js';
 import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js';
 import type { Settings, PageDoc } from '../../src/types.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
@@ -79,10 +79,50 @@ t.test('site crawl: BFS within hosts, every status recorded, dedupe, robots, can
   // The last pages are published when the run ends, not when the refresh timer fires.
   await until(async () => index.flushes > 0, 'the finished crawl to be flushed');
   t.equal(index.flushes, 1, 'the finished crawl flushed its index once');
+  t.same(index.lastFlushOptions, { minPartDocs: RUN_FLUSH_MIN_PART_DOCS }, 'as parallel parts from 50 pages per part (the pool threads are free)');
   const done = svc.getTask('s1', run.taskId)!;
   t.equal(done.state, 'done');
   t.ok(done.finishedAt);
   t.equal(svc.pending('s1'), 0);
+});
+
+t.test('a run flushes its index every runFlushPages pages, in parallel parts, one flush at a time', async (t) => {
+  const settings = testSettings({ rootUrls: [`${site.url}/`], blacklist: ['/private/'] });
+  const { index, make } = setup(t, () => settings);
+  // Flushes are held until released: while one runs, no other run flush is asked for.
+  const calls: Array<{ minPartDocs?: number } | undefined> = [];
+  let releaseFlushes: (() => void) | null = null;
+  const held = new Promise<void>((r) => (releaseFlushes = r));
+  index.flush = async (opts?: { minPartDocs?: number }) => {
+    calls.push(opts);
+    await held;
+  };
+  const svc = make({ runFlushPages: 2 });
+  svc.start();
+  t.teardown(() => svc.stop());
+  const run = await svc.startSiteCrawl('s1');
+  await svc.idle('s1');
+  await until(async () => svc.getTask('s1', run.taskId)!.state === 'done', 'the run to finish');
+  await until(async () => calls.length === 2, 'the finished run to ask for its flush');
+  const pages = index.docs.size;
+  t.ok(pages > 4, `the run wrote ${pages} pages, enough for several run flushes`);
+  t.equal(calls.length, 2, 'one run flush while it was held, then the finished run\'s flush');
+  t.same(calls, [{ minPartDocs: RUN_FLUSH_MIN_PART_DOCS }, { minPartDocs: RUN_FLUSH_MIN_PART_DOCS }], 'both as parallel parts');
+  releaseFlushes!();
+
+  // Released flushes: a second crawl asks again every 2 pages.
+  const { index: index2, make: make2 } = setup(t, () => settings);
+  let flushed = 0;
+  index2.flush = async () => {
+    flushed++;
+  };
+  const svc2 = make2({ runFlushPages: 2 });
+  svc2.start();
+  t.teardown(() => svc2.stop());
+  await svc2.startSiteCrawl('s1');
+  await svc2.idle('s1');
+  await until(async () => flushed > 2, 'run flushes during the crawl');
+  t.ok(flushed > 2, `${flushed} flushes for ${index2.docs.size} pages`);
 });
 
 t.test('maxDepth and maxPages', async (t) => {

@@ -23,8 +23,11 @@ export class MemoryIndex {
   }
   /** flush() calls so far (the crawler publishes a finished run at once). */
   flushes = 0;
-  async flush(): Promise<void> {
+  /** The options of the last flush() call. */
+  lastFlushOptions: { minPartDocs?: number } | undefined;
+  async flush(opts?: { minPartDocs?: number }): Promise<void> {
     this.flushes++;
+    this.lastFlushOptions = opts;
   }
   has(url: string): boolean {
     return this.docs.has(url);
