@@ -213,7 +213,8 @@ export class SuggestRoute {
    * searches on the search threads (`snap` stays pinned until it settles).
    */
   private answer(index: ProjectIndex, snap: ReturnType<ProjectIndex['acquire']>, sr: SuggestRequest): Promise<SuggestAnswer> {
-    return this.cache.getAsync(snap, sr.settings, sr.params, index, (sp) => this.services.searcher.run(index, snap, sr.settings, sp));
+    // Not through the search answer cache: this route caches its pages itself.
+    return this.cache.getAsync(snap, sr.settings, sr.params, index, (sp) => this.services.searcher.run(index, snap, sr.settings, sp, { cache: false }));
   }
 
   /** The response body: the cached results serialised once, the query and `querySuggestions` new. */

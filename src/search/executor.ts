@@ -18,10 +18,20 @@ import { objectId } from './object-id.js';
 /** A finished search: the response body as JSON and the parts the route reads. */
 export type SearchOutcome = RemoteSearchResult;
 
+/** Options of one {@link SearchExecutor.run}. */
+export interface RunOptions {
+  /**
+   * false: neither look up nor store the answer in the answer cache. The suggest route's
+   * misses: it caches their pages itself, and in the search cache they would push out search
+   * answers (several keystrokes per submitted search).
+   */
+  cache?: boolean;
+}
+
 /** Runs searches over pinned snapshots. The caller keeps the snapshot pinned until it settles. */
 export interface SearchExecutor {
   /** `owner` is the project's index object (keys per-project caches). */
-  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome>;
+  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams, opts?: RunOptions): Promise<SearchOutcome>;
   /** Threads in use (0: the main thread). */
   readonly threads: number;
   close(): Promise<void>;
@@ -206,7 +216,8 @@ export class CachedSearchExecutor implements SearchExecutor {
     return this.inner.threads;
   }
 
-  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
+  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams, opts?: RunOptions): Promise<SearchOutcome> {
+    if (opts?.cache === false) return this.inner.run(owner, snap, settings, params);
     return this.cache.get(owner, snap, settings, params, () => this.inner.run(owner, snap, settings, params));
   }
 

@@ -4,6 +4,7 @@
  * and that `querySuggestions` (from the query log) is never served stale.
  */
 import t from 'tap';
+import { CachedSearchExecutor } from '../../src/search/executor.js';
 import { startTestServer } from '../helpers/server.js';
 
 const page = (slug: string, title: string, content = 'Some text.', extra: Record<string, unknown> = {}) => ({
@@ -75,4 +76,17 @@ t.test('querySuggestions are not cached with the page results', async (t) => {
   const b = await suggest();
   t.equal(b.totalResults, 1);
   t.same(b.querySuggestions, [{ query: 'widget guide' }], 'a query logged after the cached page answer is suggested at once');
+});
+
+t.test('suggest misses stay out of the search answer cache (the route caches its own pages)', async (t) => {
+  const s = await startTestServer({ t });
+  const r = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([page('a', 'Widget guide'), page('b', 'Widgetron')]) });
+  t.equal(r.status, 200);
+  const searcher = s.services.searcher as CachedSearchExecutor;
+  t.ok(searcher instanceof CachedSearchExecutor, 'the server caches search answers');
+  const before = searcher.cache.stats().entries;
+  for (const q of ['w', 'wi', 'wid', 'widg']) t.equal((await fetch(`${s.url}/sites/suggest?site=default&query=${q}`)).status, 200);
+  t.equal(searcher.cache.stats().entries, before, 'no suggest answer in the search cache');
+  t.equal((await fetch(`${s.url}/sites?site=default&query=widget`)).status, 200);
+  t.equal(searcher.cache.stats().entries, before + 1, 'a search is cached');
 });
