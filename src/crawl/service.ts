@@ -732,14 +732,14 @@ export class CrawlService {
     // Links are followed from every fetched page, even noindex or non-canonical ones.
     if (run && run.type === 'crawl' && task.depth < s.maxDepth && !result.nofollow) {
       const allowed = allowedHostsOf(s);
-      // One transaction per page: a page has dozens of links, each a seen-set insert.
-      q.db.transaction(() => {
-        for (const link of result.links) {
-          // Most links were seen already: answered from the seen-set before parsing the URL.
-          if (q.isSeen(run.id, link)) continue;
-          if (hostAllowed(link, allowed)) this.enqueueRunPage(q, index, run, link, task.depth + 1, 'crawl', s.maxPages);
-        }
-      })();
+      // The inserts join the queue's group transaction (a page has dozens of links, each a
+      // seen-set insert); a transaction of its own per page cost a savepoint, or a commit, and
+      // a new transaction function for every page, most of whose links were seen already.
+      for (const link of result.links) {
+        // Most links were seen already: answered from the seen-set before parsing the URL.
+        if (q.isSeen(run.id, link)) continue;
+        if (hostAllowed(link, allowed)) this.enqueueRunPage(q, index, run, link, task.depth + 1, 'crawl', s.maxPages);
+      }
     }
 
     if (result.status !== 200) return skip(result.status, result.message ?? `Status ${result.status}`, finalUrl, { documentType: result.documentType });
