@@ -280,7 +280,7 @@ function releaseSlotHits(h: SlotHits): void {
  * entry also counts the decoded postings it keeps alive). Sized for ~100k pages: the corpus
  * queries' lists need ~210 MB counted that way, and at 48 MB every rotation recomputed them.
  */
-const IMPACT_CACHE_BYTES = 256 * 1024 * 1024;
+const IMPACT_CACHE_BYTES = 512 * 1024 * 1024;
 
 /** One cached list of values; `used` is its second-chance bit (CLOCK eviction). */
 interface ImpactEntry {
@@ -547,18 +547,23 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         h.typo[id] = t;
       } else if (sc > h.score[id]!) h.score[id] = sc;
     };
+    // The BM25F values of a whole list, computed once and remembered for later queries of
+    // this generation.
+    const impactsOf = (a: Alternative, p: Postings): Float64Array => {
+      let imp = impacts.get(a.term, p);
+      if (!imp) {
+        imp = new Float64Array(p.ids.length);
+        for (let i = 0; i < p.ids.length; i++) imp[i] = bm25(p, i, p.ids[i]!);
+        impacts.set(a.term, p, imp);
+      }
+      return imp;
+    };
     const scoreAll = (slot: number): SlotHits => {
       const h = takeSlotHits(n);
       alternatives[slot]!.forEach((a, ai) => {
         const p = lists[slot]![ai];
         if (!p) return;
-        // A full pass: remember the list's BM25F values for later queries of this generation.
-        let imp = impacts.get(a.term, p);
-        if (!imp) {
-          imp = new Float64Array(p.ids.length);
-          for (let i = 0; i < p.ids.length; i++) imp[i] = bm25(p, i, p.ids[i]!);
-          impacts.set(a.term, p, imp);
-        }
+        const imp = impactsOf(a, p);
         for (let i = 0; i < p.ids.length; i++) {
           const id = p.ids[i]!;
           if (dead[id] !== 1) record(h, a, p, i, id, imp);
@@ -576,7 +581,9 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     const out = new Array<SlotHits>(alternatives.length);
     const h0 = scoreAll(first);
     out[first] = h0;
-    const cands = h0.ids.slice(0, h0.count).sort();
+    // Candidates in id order, for galloping through lists much longer than the candidate set
+    // (sorted only when such a list comes up).
+    let cands: Int32Array | null = null;
     for (let slot = 0; slot < alternatives.length; slot++) {
       if (slot === first) continue;
       const h = takeSlotHits(n);
@@ -586,23 +593,24 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         if (!p) return;
         const ids = p.ids;
         const len = ids.length;
-        const imp = impacts.get(a.term, p);
-        // Walk the shorter list and gallop in the longer one.
-        if (len <= cands.length) {
-          let c = 0;
-          for (let j = 0; j < len && c < cands.length; j++) {
+        // A list not much longer than the candidate set is walked whole: its BM25F values are
+        // then worth computing once for the whole list (and kept) rather than per match, and
+        // a candidate is recognised by its entry in the first word's map (no search).
+        if (len <= 4 * h0.count) {
+          const imp = impactsOf(a, p);
+          const mark = h0.typo;
+          for (let j = 0; j < len; j++) {
             const id = ids[j]!;
-            if (cands[c]! < id) {
-              c = gallop(cands, c, id);
-              if (c >= cands.length) break;
-            }
-            if (cands[c] === id) record(h, a, p, j, id, imp);
+            if (mark[id] !== NO_MATCH) record(h, a, p, j, id, imp);
           }
           return;
         }
+        // Otherwise walk the candidates and gallop in the list.
+        const imp = impacts.get(a.term, p);
+        const cs = (cands ??= h0.ids.slice(0, h0.count).sort());
         let j = 0;
-        for (let c = 0; c < cands.length && j < len; c++) {
-          const id = cands[c]!;
+        for (let c = 0; c < cs.length && j < len; c++) {
+          const id = cs[c]!;
           if (ids[j]! < id) {
             j = gallop(ids, j, id);
             if (j >= len) break;
