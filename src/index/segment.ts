@@ -481,21 +481,30 @@ function putVarint(buf: Uint8Array, at: number, v: number): number {
   return at;
 }
 
-/** Bytes per pool chunk (blocks never span two chunks). */
-const POOL_CHUNK_BITS = 20;
-const POOL_CHUNK = 1 << POOL_CHUNK_BITS;
+/**
+ * Bytes per pool chunk (blocks never span two chunks): 32 MiB, glibc's largest dynamic mmap
+ * threshold, so every chunk is its own mmap — lazily zero, resident only where written, and
+ * given back to the OS when the build's pool is collected. With 1 MiB chunks, freeing the first
+ * mmap'd chunk raised glibc's threshold above 1 MiB, and from then on chunks (and other buffers
+ * of that size) came from the pool thread's malloc arena, which glibc keeps: in process each
+ * further 3,000-page build grew the thread's arena by ≈7 MB; with 32 MiB chunks by ≈1 MB.
+ */
+const POOL_CHUNK_BITS = 25;
 /** Block sizes of a list: the first is small (most terms occur in few documents), then doubling. */
 const FIRST_BLOCK = 16;
 const MAX_BLOCK = 4096;
 
 /**
- * Growable byte lists, many of them, in shared 1 MiB chunks (one segment build's postings):
+ * Growable byte lists, many of them, in shared 32 MiB chunks (one segment build's postings, pool
+ * thread; exported for tests):
  * each list is a chain of blocks of doubling size (16 bytes up to 4 KiB), each block ending in
  * the 4-byte address of the next one. Nothing per list lives on the JS heap but a few typed
  * array slots, and no block is ever copied while the build runs.
  */
-class PostingsPool {
+export class PostingsPool {
   private readonly chunks: Uint8Array[] = [];
+  private readonly bits: number;
+  private readonly chunk: number;
   /** Bytes taken in the last chunk. */
   private used = 0;
   private lists = 0;
@@ -505,6 +514,12 @@ class PostingsPool {
   private end = new Int32Array(1024);
   private size = new Int32Array(1024);
   private length = new Int32Array(1024);
+
+  /** `chunkBits`: log2 of the chunk size (tests use small chunks to cross chunk boundaries). */
+  constructor(chunkBits = POOL_CHUNK_BITS) {
+    this.bits = chunkBits;
+    this.chunk = 1 << chunkBits;
+  }
 
   /** Adds an empty list (index = the number of lists before). */
   addList(): void {
@@ -535,7 +550,7 @@ class PostingsPool {
     this.length[i]! += n;
     let p = this.pos[i]!;
     if (p + n <= this.end[i]!) {
-      this.chunks[p >>> POOL_CHUNK_BITS]!.set(src.subarray(0, n), p & (POOL_CHUNK - 1));
+      this.chunks[p >>> this.bits]!.set(src.subarray(0, n), p & (this.chunk - 1));
       this.pos[i] = p + n;
       return;
     }
@@ -544,8 +559,8 @@ class PostingsPool {
         // Link a new block: its address goes into the last 4 bytes of the full one.
         const size = Math.min(this.size[i]! * 2, MAX_BLOCK);
         const b = this.block(size);
-        const c = this.chunks[p >>> POOL_CHUNK_BITS]!;
-        const o = p & (POOL_CHUNK - 1);
+        const c = this.chunks[p >>> this.bits]!;
+        const o = p & (this.chunk - 1);
         c[o] = b & 0xff;
         c[o + 1] = (b >>> 8) & 0xff;
         c[o + 2] = (b >>> 16) & 0xff;
@@ -554,7 +569,7 @@ class PostingsPool {
         this.end[i] = b + size - 4;
         this.size[i] = size;
       }
-      this.chunks[p >>> POOL_CHUNK_BITS]![p & (POOL_CHUNK - 1)] = src[j]!;
+      this.chunks[p >>> this.bits]![p & (this.chunk - 1)] = src[j]!;
       p++;
     }
     this.pos[i] = p;
@@ -567,8 +582,8 @@ class PostingsPool {
     let b = this.head[i]!;
     let size = FIRST_BLOCK;
     while (left > 0) {
-      const c = this.chunks[b >>> POOL_CHUNK_BITS]!;
-      const o = b & (POOL_CHUNK - 1);
+      const c = this.chunks[b >>> this.bits]!;
+      const o = b & (this.chunk - 1);
       const n = Math.min(left, size - 4);
       out.set(c.subarray(o, o + n), out.length - left);
       left -= n;
@@ -581,11 +596,11 @@ class PostingsPool {
 
   /** Address of a fresh block of `size` bytes (a new chunk when the current one lacks room). */
   private block(size: number): number {
-    if (this.chunks.length === 0 || this.used + size > POOL_CHUNK) {
-      this.chunks.push(new Uint8Array(POOL_CHUNK));
+    if (this.chunks.length === 0 || this.used + size > this.chunk) {
+      this.chunks.push(new Uint8Array(this.chunk));
       this.used = 0;
     }
-    const b = (this.chunks.length - 1) * POOL_CHUNK + this.used;
+    const b = (this.chunks.length - 1) * this.chunk + this.used;
     this.used += size;
     return b;
   }

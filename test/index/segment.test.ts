@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { writeSegment, readRowColumns, NFIELDS, SEGMENT_FORMAT } from '../../src/index/segment.js';
+import { writeSegment, readRowColumns, NFIELDS, SEGMENT_FORMAT, PostingsPool } from '../../src/index/segment.js';
 import { SegmentReader, READER_CACHE_KB, parseLengths } from '../../src/index/segment-reader.js';
 import { makeDoc } from '../helpers/docs.js';
 
@@ -190,8 +190,8 @@ t.test('parseLengths reads the stored lengths column without allocating', async 
 
 t.test('postings spanning many blocks and pool chunks equal the documents counted word by word', async (t) => {
   // 2,000 documents: every one has "shared" (a list of thousands of bytes, many doubling
-  // blocks), 40 words of its own (≈ 80,000 short lists, together more than one 1 MiB chunk),
-  // ids above 127 (two-byte deltas after gaps) and title/content tfs above the caps.
+  // blocks), 40 words of its own (≈ 80,000 short lists), ids above 127 (two-byte deltas after
+  // gaps) and title/content tfs above the caps.
   const file = path.join(dir, 'pool.seg');
   const n = 2000;
   const own = (i: number) => Array.from({ length: 40 }, (_, k) => `w${i}x${k}`).join(' ');
@@ -221,4 +221,30 @@ t.test('postings spanning many blocks and pool chunks equal the documents counte
     t.same([...q.ids], [i], `own word of document ${i}`);
     t.equal(q.tfs[4], 1);
   }
+});
+
+t.test('a postings pool with small chunks keeps every list intact across blocks and chunks', async (t) => {
+  const pool = new PostingsPool(13); // 8 KiB chunks: the 4 KiB blocks of long lists fill them fast
+  const want: number[][] = [];
+  let x = 12345;
+  const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8);
+  for (let i = 0; i < 300; i++) {
+    pool.addList();
+    want.push([]);
+  }
+  const src = new Uint8Array(32);
+  for (let k = 0; k < 20_000; k++) {
+    // Skewed: a few lists get most appends (long chains), most stay short.
+    const i = rnd() % 7 === 0 ? rnd() % 300 : rnd() % 5;
+    const n = 1 + (rnd() % 31);
+    for (let j = 0; j < n; j++) src[j] = rnd() & 0xff;
+    pool.append(i, src, n);
+    want[i]!.push(...src.subarray(0, n));
+  }
+  let bad = 0;
+  for (let i = 0; i < 300; i++) if (Buffer.compare(pool.bytes(i), Buffer.from(want[i]!)) !== 0) bad++;
+  t.equal(bad, 0, 'every list reads back as appended');
+  t.ok(want[0]!.length > 3 * 8192, 'the longest lists span several chunks');
+  pool.addList();
+  t.equal(pool.bytes(300).length, 0, 'a list without appends is empty');
 });
