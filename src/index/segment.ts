@@ -158,6 +158,11 @@ class ByteWriter {
     this.buf.set(src.subarray(start, end), this.len);
     this.len += end - start;
   }
+  /** Empties the writer, keeping its buffer (one writer serves a whole merge). */
+  reset(): void {
+    this.len = 0;
+  }
+  /** The bytes written, as a view (valid until the next write or reset). */
   bytes(): Buffer {
     return Buffer.from(this.buf.buffer, this.buf.byteOffset, this.len);
   }
@@ -437,7 +442,10 @@ class PostingsBuilder {
     this.touched.length = 0;
   }
 
-  /** The encoded postings of term `i` and its document frequency (after the last {@link end}). */
+  /**
+   * The encoded postings of term `i` (a view valid until the next call) and its document
+   * frequency (after the last {@link end}).
+   */
   postings(i: number): [Buffer, number] {
     return [this.pool.bytes(i), this.df[i]!];
   }
@@ -503,6 +511,7 @@ const MAX_BLOCK = 4096;
  */
 export class PostingsPool {
   private readonly chunks: Uint8Array[] = [];
+  private scratch = Buffer.allocUnsafe(4096);
   private readonly bits: number;
   private readonly chunk: number;
   /** Bytes taken in the last chunk. */
@@ -575,9 +584,15 @@ export class PostingsPool {
     this.pos[i] = p;
   }
 
-  /** The bytes of list `i`, in one buffer. */
+  /**
+   * The bytes of list `i`, in one buffer: a view of a scratch buffer this pool reuses, valid
+   * until the next call (callers bind it to an insert, which copies it), so reading thousands
+   * of lists allocates no buffer per list.
+   */
   bytes(i: number): Buffer {
-    const out = Buffer.allocUnsafe(this.length[i]!);
+    const len = this.length[i]!;
+    if (this.scratch.length < len) this.scratch = Buffer.allocUnsafe(Math.max(len, this.scratch.length * 2));
+    const out = this.scratch.subarray(0, len);
     let left = out.length;
     let b = this.head[i]!;
     let size = FIRST_BLOCK;
@@ -746,11 +761,15 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
           maxSeq = Math.max(maxSeq, del.seq);
           insDel.run(del.url, del.seq, del.at);
         }
+        // One writer for every term: SQLite copies a bound blob, and a fresh writer per term
+        // grew a new buffer by doubling for each long list — malloc'd and freed sizes of up to
+        // a few MB, which glibc then keeps in the pool thread's arena.
+        const w = new ByteWriter();
         for (;;) {
           let term: string | null = null;
           for (const h of heads) if (!h.done && (term === null || h.value.term < term)) term = h.value.term;
           if (term === null) break;
-          const w = new ByteWriter();
+          w.reset();
           let prev = 0;
           let df = 0;
           let stem = term;

@@ -111,12 +111,21 @@ export function readLogLines(file: string, chunkBytes = 1 << 20): Generator<Buff
 
 function* linesOf(fd: number, chunkBytes: number): Generator<Buffer> {
   try {
-    let carry: Buffer<ArrayBufferLike> = Buffer.alloc(0);
-    const chunk = Buffer.allocUnsafe(chunkBytes);
+    // One buffer per file, reused: the unfinished tail of a read moves to its front and the
+    // next read appends to it; it doubles only for a line longer than itself. (Concatenating
+    // each tail with the next chunk made two ~1 MB buffers per line of a bulk import, and such
+    // sizes, malloc'd and freed in turn, are what glibc keeps in a pool thread's arena.)
+    let buf = Buffer.allocUnsafe(chunkBytes);
+    let held = 0;
     for (;;) {
-      const n = fs.readSync(fd, chunk, 0, chunkBytes, null);
+      if (held === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, held);
+        buf = bigger;
+      }
+      const n = fs.readSync(fd, buf, held, buf.length - held, null);
       if (n === 0) break;
-      const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
+      const data = buf.subarray(0, held + n);
       let start = 0;
       for (;;) {
         const nl = data.indexOf(10, start);
@@ -124,8 +133,8 @@ function* linesOf(fd: number, chunkBytes: number): Generator<Buffer> {
         yield data.subarray(start, nl);
         start = nl + 1;
       }
-      // Copy the unfinished tail: `chunk` is overwritten by the next read.
-      carry = Buffer.from(data.subarray(start));
+      buf.copyWithin(0, start, data.length);
+      held = data.length - start;
     }
   } finally {
     fs.closeSync(fd);
