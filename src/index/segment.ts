@@ -559,7 +559,10 @@ export class PostingsPool {
     this.length[i]! += n;
     let p = this.pos[i]!;
     if (p + n <= this.end[i]!) {
-      this.chunks[p >>> this.bits]!.set(src.subarray(0, n), p & (this.chunk - 1));
+      // A byte loop: entries are a few bytes, and a subarray view per entry was garbage.
+      const c = this.chunks[p >>> this.bits]!;
+      const o = p & (this.chunk - 1);
+      for (let j = 0; j < n; j++) c[o + j] = src[j]!;
       this.pos[i] = p + n;
       return;
     }
