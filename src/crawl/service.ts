@@ -810,8 +810,8 @@ export class CrawlService {
    * timer builds each flush below 1,000 documents as one segment on one pool thread; when the
    * run ends, the flush that publishes its last pages waits for the build in flight, so the
    * crawl's end waited for up to a whole single-thread build while the other thread idled. In
-   * two halves that wait halves too, and pages are published in runs of a few hundred
-   * (≈1 s of crawling on two cores) rather than whenever the timer fires.
+   * two halves that wait halves too, and pages are published every few hundred (under a
+   * second of crawling) rather than whenever the timer fires.
    */
   private flushRunPages(siteId: string, index: ProjectIndex, pages: number): void {
     let f = this.runFlush.get(siteId);
