@@ -168,14 +168,13 @@ export class SuggestRoute {
     this.answer(index, snap, sr).then(
       (answer) => {
         snap.release();
-        let body: string;
         try {
-          body = this.body(sr, answer);
+          this.send(res, req, sr, this.body(sr, answer), started);
         } catch {
-          void fallback(req, res);
-          return;
+          // Nothing was written (writeHead validates before it sends): the chain answers,
+          // rendering whatever fails again as the route's error. Never an unhandled rejection.
+          if (!res.headersSent) void fallback(req, res);
         }
-        this.send(res, req, sr, body, started);
       },
       () => {
         snap.release();

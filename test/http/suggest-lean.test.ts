@@ -178,3 +178,27 @@ t.test('lean path: a deleted and re-created project is never answered from the o
   t.same(Object.values(b.suggests).flat().map((r) => r.name).sort(), ['Widgetorium', 'Widgetron']);
   t.same(await suggest(), b, 'and the same from the lean path');
 });
+
+t.test('lean path: a failure after the search (miss or hit) is rendered by the chain as a 500', async (t) => {
+  const s = await startTestServer({ t });
+  const r = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([page('a', 'Widget guide')]) });
+  t.equal(r.status, 200);
+  t.equal((await fetch(`${s.url}/sites/suggest?site=default&query=wid`)).status, 200, 'the index is open: the lean path takes the next ones');
+  const analytics = s.services.analytics;
+  const original = analytics.querySuggestions.bind(analytics);
+  analytics.querySuggestions = () => {
+    throw new Error('query log unavailable');
+  };
+  t.teardown(() => {
+    analytics.querySuggestions = original;
+  });
+  for (const q of ['widg', 'widg']) {
+    const res = await fetch(`${s.url}/sites/suggest?site=default&query=${q}`);
+    t.equal(res.status, 500, 'miss, then hit: the chain renders the error');
+    const body = (await res.json()) as { code: string; requestId: string };
+    t.equal(body.code, 'internal');
+    t.equal(res.headers.get('x-request-id'), body.requestId, 'with the chain\'s request id');
+  }
+  analytics.querySuggestions = original;
+  t.equal((await fetch(`${s.url}/sites/suggest?site=default&query=widg`)).status, 200, 'the server still answers');
+});
