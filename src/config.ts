@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_SEARCH_MEMORY_MB } from './search/budgets.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -30,6 +31,11 @@ export interface Config {
   searchThreads: number;
   /** Memory for cached search answers in MiB (SITESIFT_SEARCH_CACHE_MB); 0 disables the cache. */
   searchCacheMb: number;
+  /**
+   * Memory for the engine's caches (decoded postings, BM25F values, result cards) in MiB, per
+   * thread that searches (SITESIFT_SEARCH_MEMORY_MB); a ceiling, filled only by large indexes.
+   */
+  searchMemoryMb: number;
   /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
   crawlerAllowPrivate: boolean;
@@ -130,6 +136,7 @@ const SPECS: SettingSpec[] = [
   { key: 'workerNice', env: 'SITESIFT_WORKER_NICE', flag: 'worker-nice', parse: parseInteger(0, 19) },
   { key: 'searchThreads', env: 'SITESIFT_SEARCH_THREADS', flag: 'search-threads', parse: parseInteger(0, 256) },
   { key: 'searchCacheMb', env: 'SITESIFT_SEARCH_CACHE_MB', flag: 'search-cache-mb', parse: parseInteger(0, 65536) },
+  { key: 'searchMemoryMb', env: 'SITESIFT_SEARCH_MEMORY_MB', flag: 'search-memory-mb', parse: parseInteger(16, 65536) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
   { key: 'crawlerAllowPrivate', env: 'SITESIFT_CRAWLER_ALLOW_PRIVATE', flag: 'crawler-allow-private', parse: parseBoolean },
   { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS) },
@@ -158,6 +165,7 @@ export function defaultConfig(): Config {
     workerNice: 10,
     searchThreads: Math.max(1, os.availableParallelism()),
     searchCacheMb: 64,
+    searchMemoryMb: DEFAULT_SEARCH_MEMORY_MB,
     snapshot: null,
     crawlerAllowPrivate: false,
     logLevel: 'info',

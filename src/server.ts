@@ -155,7 +155,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Warm threads (workers/warm-up.ts): started now and kept, so a crawl never runs on cold code.
     const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true });
     cleanups.push(() => pool.destroy());
-    const searcher = createSearchExecutor(cfg.searchThreads, cfg.searchCacheMb * 1024 * 1024);
+    const searcher = createSearchExecutor(cfg.searchThreads, cfg.searchCacheMb * 1024 * 1024, cfg.searchMemoryMb);
     cleanups.push(() => searcher.close());
 
     // ---- stores owned by other folders -------------------------------------------------

@@ -17,6 +17,7 @@ t.test('defaults', async (t) => {
   t.equal(c.refreshMs, 1000);
   t.equal(c.maxBodyBytes, 10 * 1024 * 1024);
   t.equal(c.primaryUrl, null);
+  t.equal(c.searchMemoryMb, 928, 'engine cache memory per searching thread');
   t.ok(Object.isFrozen(c), 'config is frozen');
 });
 
@@ -32,6 +33,7 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_SEARCH_THREADS: '0',
     SITESIFT_WORKER_NICE: '0',
     SITESIFT_SEARCH_CACHE_MB: '0',
+    SITESIFT_SEARCH_MEMORY_MB: '100',
     SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true',
     LOG_LEVEL: 'debug',
     SITESIFT_REFRESH_MS: '200',
@@ -52,6 +54,7 @@ t.test('every setting is read from the environment', async (t) => {
       searchThreads: 0,
       workerNice: 0,
       searchCacheMb: 0,
+      searchMemoryMb: 100,
       crawlerAllowPrivate: true,
       logLevel: 'debug',
       refreshMs: 200,

@@ -5,8 +5,13 @@
  * See src/search/remote.ts for the protocol and why results equal a main-thread search. Its
  * {@link SearchThreadState} keeps readers, their caches and the settings warm between requests.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { setSearchMemoryMb } from '../src/search/budgets.js';
 import { IDLE_SNAPSHOT_MS, SearchThreadState, type SearchRequest } from '../src/search/remote.js';
+
+// Engine cache memory of this thread (SITESIFT_SEARCH_MEMORY_MB, sent by the executor).
+const memoryMb = (workerData as { searchMemoryMb?: number } | null)?.searchMemoryMb;
+if (memoryMb) setSearchMemoryMb(memoryMb);
 
 const state = new SearchThreadState();
 // Close generations nobody searched for a while, so deleted segment files are not held open.

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
 import { words } from '../search/analyze.js';
+import { engineCacheBudget, engineCacheUsed } from '../search/budgets.js';
 import { NFIELDS, SCAN_CACHE_KB, infoFrom, titleWithoutNumbering, decodePostings, type Postings, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
@@ -22,12 +23,6 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
 }
 
-/**
- * Budget of decoded postings kept in memory, all segments of all projects together (per
- * thread). The 799 corpus queries over ~100k pages touch ~207 MB of decoded postings: with
- * 64 MB each rotation decoded most lists again (search CPU 13-16 vs 5-6 ms per query).
- */
-const POSTINGS_CACHE_BYTES = 256 * 1024 * 1024;
 
 /** One cached postings list; `used` is the second-chance bit of the CLOCK eviction. */
 interface PostingsEntry {
@@ -44,12 +39,12 @@ interface PostingsEntry {
  * budget, so an iterator is started once per batch rather than once per miss.
  */
 const postingsClock = new Set<PostingsEntry>();
-let postingsCacheBytes = 0;
 
 function evictPostings(): void {
-  const target = POSTINGS_CACHE_BYTES - POSTINGS_CACHE_BYTES / 8;
+  // Budget of decoded postings, all segments of all projects together (per thread; src/search/budgets.ts).
+  const target = engineCacheBudget.postings - engineCacheBudget.postings / 8;
   for (const e of postingsClock) {
-    if (postingsCacheBytes <= target) break;
+    if (engineCacheUsed.postings <= target) break;
     postingsClock.delete(e);
     if (e.used) {
       // Second chance: recently used, goes to the back.
@@ -58,7 +53,7 @@ function evictPostings(): void {
       continue;
     }
     e.owner.delete(e.term);
-    postingsCacheBytes -= e.bytes;
+    engineCacheUsed.postings -= e.bytes;
   }
 }
 
@@ -308,8 +303,8 @@ export class SegmentReader {
     const e: PostingsEntry = { p, bytes, used: false, owner: this.postingsMap, term };
     this.postingsMap.set(term, e);
     postingsClock.add(e);
-    postingsCacheBytes += bytes;
-    if (postingsCacheBytes > POSTINGS_CACHE_BYTES) evictPostings();
+    engineCacheUsed.postings += bytes;
+    if (engineCacheUsed.postings > engineCacheBudget.postings) evictPostings();
     return p;
   }
 
@@ -337,7 +332,7 @@ export class SegmentReader {
   close(): void {
     for (const e of this.postingsMap.values()) {
       postingsClock.delete(e);
-      postingsCacheBytes -= e.bytes;
+      engineCacheUsed.postings -= e.bytes;
     }
     this.postingsMap.clear();
     if (this.db.open) this.db.close();

@@ -17,6 +17,7 @@ import type { FieldWeights, FilterDefinition, SearchSettings } from '../types.js
 import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze.js';
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
 import { typoBudget, Vocabulary, type FuzzyMatch } from './typo.js';
+import { engineCacheBudget, engineCacheUsed } from './budgets.js';
 import { type ActiveFilter, Facet, passes, sortKey, compareKeys, type SortKey } from './filters.js';
 
 export interface SearchRequest {
@@ -275,12 +276,6 @@ function releaseSlotHits(h: SlotHits): void {
   if (free.length < SLOT_POOL_PER_SIZE) free.push(h);
 }
 
-/**
- * Memory for cached BM25F values of whole postings lists (all segments of this thread; each
- * entry also counts the decoded postings it keeps alive). Sized for ~100k pages: the corpus
- * queries' lists need ~210 MB counted that way, and at 48 MB every rotation recomputed them.
- */
-const IMPACT_CACHE_BYTES = 512 * 1024 * 1024;
 
 /** One cached list of values; `used` is its second-chance bit (CLOCK eviction). */
 interface ImpactEntry {
@@ -301,7 +296,6 @@ const impactMaps = new WeakMap<object, Map<string, Map<string, ImpactEntry>>>();
  * reorder a Map), evicted in batches down to 7/8 of the budget.
  */
 const impactClock = new Set<ImpactEntry>();
-let impactBytes = 0;
 
 /**
  * BM25F values of whole postings lists for one scoring setup (field weights, b, k1 and the
@@ -332,20 +326,21 @@ function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
     },
     set(term, p, imp) {
       const bytes = imp.byteLength + p.ids.byteLength + p.tfs.byteLength + 2 * term.length + 128;
-      if (bytes > IMPACT_CACHE_BYTES / 8) return;
+      // Budget: all segments of this thread (src/search/budgets.ts); one list may take an eighth.
+      if (bytes > engineCacheBudget.impacts / 8) return;
       const old = m.get(term);
       if (old) {
         impactClock.delete(old);
-        impactBytes -= old.bytes;
+        engineCacheUsed.impacts -= old.bytes;
       }
       const e: ImpactEntry = { p, imp, bytes, used: false, owner: m, term, setups, setup: scoringKey };
       m.set(term, e);
       impactClock.add(e);
-      impactBytes += bytes;
-      if (impactBytes <= IMPACT_CACHE_BYTES) return;
-      const target = IMPACT_CACHE_BYTES - IMPACT_CACHE_BYTES / 8;
+      engineCacheUsed.impacts += bytes;
+      if (engineCacheUsed.impacts <= engineCacheBudget.impacts) return;
+      const target = engineCacheBudget.impacts - engineCacheBudget.impacts / 8;
       for (const x of impactClock) {
-        if (impactBytes <= target) break;
+        if (engineCacheUsed.impacts <= target) break;
         impactClock.delete(x);
         if (x.used) {
           x.used = false;
@@ -355,7 +350,7 @@ function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
         if (x.owner.get(x.term) === x) x.owner.delete(x.term);
         // Setups of past generations empty out and go.
         if (x.owner.size === 0 && x.setups.get(x.setup) === x.owner) x.setups.delete(x.setup);
-        impactBytes -= x.bytes;
+        engineCacheUsed.impacts -= x.bytes;
       }
     },
   };

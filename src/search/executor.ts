@@ -11,6 +11,7 @@ import type { IndexSnapshot } from '../index/contract.js';
 import { startThread } from '../pool.js';
 import type { Settings } from '../types.js';
 import { SearchCache } from './cache.js';
+import { DEFAULT_SEARCH_MEMORY_MB, setSearchMemoryMb } from './budgets.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './service.js';
 import { objectId } from './object-id.js';
@@ -99,7 +100,11 @@ export class ThreadSearchExecutor implements SearchExecutor {
   private broken: Error | null = null;
   private drained: (() => void) | null = null;
 
-  constructor(readonly threads: number) {
+  /** `searchMemoryMb`: each thread's engine cache memory (src/search/budgets.ts). */
+  constructor(
+    readonly threads: number,
+    private readonly searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB,
+  ) {
     for (let i = 0; i < threads; i++) this.spawn();
   }
 
@@ -123,7 +128,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 
   private spawn(): SearchThread {
-    const worker = startThread(import.meta.url, '../../workers/search');
+    const worker = startThread(import.meta.url, '../../workers/search', { workerData: { searchMemoryMb: this.searchMemoryMb } });
     const t: SearchThread = { worker, busy: null, sentSettings: new Set(), sentSnapshots: new Set() };
     worker.on('message', (reply: SearchReply) => this.settle(t, reply));
     worker.on('error', (err) => this.lost(t, err));
@@ -226,8 +231,13 @@ export class CachedSearchExecutor implements SearchExecutor {
   }
 }
 
-/** The executor for `threads` (0: main thread), behind a cache of `cacheBytes` (0: none). */
-export function createSearchExecutor(threads: number, cacheBytes = 0): SearchExecutor {
-  const inner = threads > 0 ? new ThreadSearchExecutor(threads) : new LocalSearchExecutor();
+/**
+ * The executor for `threads` (0: main thread), behind a cache of `cacheBytes` (0: none), with
+ * `searchMemoryMb` of engine caches per searching thread (this thread's too: it searches when
+ * `threads` is 0).
+ */
+export function createSearchExecutor(threads: number, cacheBytes = 0, searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB): SearchExecutor {
+  setSearchMemoryMb(searchMemoryMb);
+  const inner = threads > 0 ? new ThreadSearchExecutor(threads, searchMemoryMb) : new LocalSearchExecutor();
   return cacheBytes > 0 ? new CachedSearchExecutor(inner, new SearchCache(cacheBytes)) : inner;
 }

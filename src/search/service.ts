@@ -11,6 +11,7 @@ import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
+import { engineCacheBudget, engineCacheUsed } from './budgets.js';
 
 export interface SearchParams {
   query: string;
@@ -103,8 +104,6 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
  * for snippets, see `snippet()`'s memo). Segments are immutable, so a card never goes stale;
  * a closed reader's cards age out.
  */
-// ~110 MB by the estimate below for the top 10 of the 799 corpus queries at ~100k pages.
-const CARD_CACHE_BYTES = 160 * 1024 * 1024;
 interface CardEntry {
   card: ResultCard;
   bytes: number;
@@ -115,7 +114,6 @@ interface CardEntry {
 }
 const cardMaps = new WeakMap<object, Map<number, CardEntry>>();
 const cardClock = new Set<CardEntry>();
-let cardBytes = 0;
 
 /** The stored fields of a hit. */
 function cardOf(h: Hit, withContent: boolean): ResultCard {
@@ -134,11 +132,13 @@ function cardOf(h: Hit, withContent: boolean): ResultCard {
   const entry: CardEntry = { card, bytes, used: false, owner: m, key };
   m.set(key, entry);
   cardClock.add(entry);
-  cardBytes += bytes;
-  if (cardBytes > CARD_CACHE_BYTES) {
+  engineCacheUsed.cards += bytes;
+  // Budget per thread: src/search/budgets.ts (~110 MB by this estimate for the top 10 of the
+  // 799 corpus queries at ~100k pages).
+  if (engineCacheUsed.cards > engineCacheBudget.cards) {
     // Evict in batches down to 7/8 of the budget; recently used cards get a second chance.
     for (const x of cardClock) {
-      if (cardBytes <= CARD_CACHE_BYTES - CARD_CACHE_BYTES / 8) break;
+      if (engineCacheUsed.cards <= engineCacheBudget.cards - engineCacheBudget.cards / 8) break;
       cardClock.delete(x);
       if (x.used) {
         x.used = false;
@@ -146,7 +146,7 @@ function cardOf(h: Hit, withContent: boolean): ResultCard {
         continue;
       }
       x.owner.delete(x.key);
-      cardBytes -= x.bytes;
+      engineCacheUsed.cards -= x.bytes;
     }
   }
   return card;

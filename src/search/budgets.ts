@@ -1,0 +1,40 @@
+/**
+ * Memory of the search engine's caches, per thread that searches (each search thread, or the
+ * main thread with `SITESIFT_SEARCH_THREADS=0`): decoded postings (src/index/segment-reader.ts),
+ * BM25F values of whole postings lists (engine.ts) and result cards (service.ts). Each cache is
+ * byte-bounded and evicts by CLOCK; this module holds their budgets and what they count as used,
+ * so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/config.ts) sizes all three and tests can see
+ * the bounds hold.
+ *
+ * The budgets are ceilings, not reservations: a small site never fills them. The default is
+ * sized for ~100k pages (docs/SEARCH.md §14): the 799 corpus queries over 100,534 pages touch
+ * ~207 MB of decoded postings, and with 64/48/48 MB every rotation decoded and rescored most
+ * lists again (13–16 against 4–6 ms of CPU per query).
+ */
+
+/** Default engine cache memory per searching thread, MiB (256 postings + 512 BM25F + 160 cards). */
+export const DEFAULT_SEARCH_MEMORY_MB = 928;
+
+// Shares of the total, out of 928: the BM25F values' entries also count the decoded postings
+// they keep alive, so they get the largest share.
+const SHARE = { postings: 256, impacts: 512, cards: 160 };
+const SHARES = SHARE.postings + SHARE.impacts + SHARE.cards;
+
+/** The byte budget of each engine cache in this thread. */
+export const engineCacheBudget = { postings: 0, impacts: 0, cards: 0 };
+/** The bytes each engine cache counts as used now (by its own estimate of its entries). */
+export const engineCacheUsed = { postings: 0, impacts: 0, cards: 0 };
+
+/**
+ * Sets this thread's engine cache budgets from a total in MiB, split in fixed shares. Called
+ * once per thread at start (server main thread, each search thread from its `workerData`);
+ * a lower budget takes effect at each cache's next insertion.
+ */
+export function setSearchMemoryMb(mb: number): void {
+  const bytes = mb * 1024 * 1024;
+  engineCacheBudget.postings = Math.floor((bytes * SHARE.postings) / SHARES);
+  engineCacheBudget.impacts = Math.floor((bytes * SHARE.impacts) / SHARES);
+  engineCacheBudget.cards = Math.floor((bytes * SHARE.cards) / SHARES);
+}
+
+setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB);
