@@ -190,7 +190,8 @@ t.test('a document written while its older version is being built is neither los
   await reopened.close();
 });
 
-t.test('a bulk flush is built as parallel parts and published by one commit', async (t) => {
+/** A real pool that records the seqs of every build-segment task it runs. */
+function recordingPool(t: Parameters<typeof realPool>[0]) {
   const real = realPool(t);
   const tasks: Array<{ seqs: number[] }> = [];
   const pool = {
@@ -199,6 +200,11 @@ t.test('a bulk flush is built as parallel parts and published by one commit', as
       return real.run(task);
     },
   };
+  return { pool, tasks, real };
+}
+
+t.test('a bulk flush is built as parallel parts and published by one commit', async (t) => {
+  const { pool, tasks, real } = recordingPool(t);
   const dir = tempDir(t);
   const store = await openStore(dir, pool, { maxBufferedDocs: 100_000 });
   await store.write(Array.from({ length: 100 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://q.test/old${i}`, `old ${i}`) })));
@@ -233,14 +239,7 @@ t.test('a bulk flush is built as parallel parts and published by one commit', as
 });
 
 t.test('flush({ minPartDocs }) builds a small flush as parallel parts, published by one commit', async (t) => {
-  const real = realPool(t);
-  const tasks: Array<{ seqs: number[] }> = [];
-  const pool = {
-    run(task: Parameters<typeof real.run>[0]) {
-      if ((task as { task?: string }).task === 'build-segment') tasks.push(task as unknown as { seqs: number[] });
-      return real.run(task);
-    },
-  };
+  const { pool, tasks, real } = recordingPool(t);
   const dir = tempDir(t);
   const store = await openStore(dir, pool);
   await store.write(Array.from({ length: 120 }, (_, i) => ({ op: 'upsert' as const, doc: doc(`https://m.test/${i}`, `page ${i}`) })));
