@@ -15,7 +15,6 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { AppError, badParam } from '../errors.js';
 import type { ProjectIndex, WriteOp } from '../index/contract.js';
-import type { FlushOptions } from '../index/store.js';
 import type { DocSource, PageDoc, Settings } from '../types.js';
 import { systemResolver, type Resolver } from './address-guard.js';
 import type { ExtractedPage, FetchExtractResult, FetchExtractTask } from './page.js';
@@ -235,9 +234,6 @@ export const RUN_FLUSH_MIN_PART_DOCS = 50;
 
 /** Default of {@link CrawlServiceOptions.runFlushPages}. */
 export const RUN_FLUSH_PAGES = 256;
-
-/** `ProjectIndex.flush` as SegmentStore implements it (src/index/store.ts `FlushOptions`); other indexes ignore the argument. */
-type FlushWithParts = (opts?: FlushOptions) => Promise<void>;
 
 /** The crawler. One instance per server; see the module comment. */
 export class CrawlService {
@@ -821,8 +817,8 @@ export class CrawlService {
     const state = f;
     state.busy = true;
     state.written = 0;
-    (index.flush as FlushWithParts)
-      .call(index, { minPartDocs: RUN_FLUSH_MIN_PART_DOCS })
+    index
+      .flush({ minPartDocs: RUN_FLUSH_MIN_PART_DOCS })
       .catch((err: unknown) => this.log.error({ err, siteId }, 'flushing crawled pages failed'))
       .finally(() => (state.busy = false));
   }
@@ -837,7 +833,7 @@ export class CrawlService {
   private publishNow(siteId: string): void {
     this.opts
       .indexOf(siteId)
-      .then((index) => (typeof index.flush === 'function' ? (index.flush as FlushWithParts).call(index, { minPartDocs: RUN_FLUSH_MIN_PART_DOCS }) : undefined))
+      .then((index) => (typeof index.flush === 'function' ? index.flush({ minPartDocs: RUN_FLUSH_MIN_PART_DOCS }) : undefined))
       .catch((err: unknown) => this.log.error({ err, siteId }, 'publishing a finished crawl failed'));
   }
 

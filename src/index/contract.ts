@@ -98,6 +98,12 @@ export interface SegmentSummary {
   maxSeq: number;
 }
 
+/** How {@link ProjectIndex.flush} builds what it flushes. */
+export interface FlushOptions {
+  /** Build the flush as parallel parts once each gets at least this many upserts (default `MIN_PART_DOCS`, src/index/store.ts). */
+  minPartDocs?: number;
+}
+
 /** The per-project store. All methods run on the main thread; builds/merges run in the pool. */
 export interface ProjectIndex {
   readonly siteId: string;
@@ -128,8 +134,8 @@ export interface ProjectIndex {
    * project); `full` merges everything into one segment, dropping all tombstones.
    */
   merge(opts?: { full?: boolean }): Promise<void>;
-  /** Flushes the buffer into a segment now (tests, shutdown). */
-  flush(): Promise<void>;
+  /** Flushes the buffer into a segment now (tests, shutdown, the end of a crawl run). */
+  flush(opts?: FlushOptions): Promise<void>;
   /**
    * Deletes every live URL (published or only acknowledged) matching `predicate` in one
    * durable batch; resolves with how many it removed (DELETE by `urlPattern`).

@@ -26,6 +26,7 @@ import type {
   EntryListing,
   EntryListingQuery,
   EntryListingRow,
+  FlushOptions,
   IndexSnapshot,
   IndexStats,
   LiveSegment,
@@ -137,10 +138,7 @@ export interface SegmentStoreOptions {
 }
 
 /** Options of {@link SegmentStore.flush}. */
-export interface FlushOptions {
-  /** Build the flush as parallel parts once each gets at least this many upserts (default {@link MIN_PART_DOCS}). */
-  minPartDocs?: number;
-}
+export type { FlushOptions };
 
 /** One published segment file and its immutable per-row columns. */
 interface SegState extends RowColumns {
