@@ -29,6 +29,7 @@ import * as crawl from './crawl.js';
 import * as documents from './documents.js';
 import * as reports from './reports.js';
 import * as search from './search.js';
+import { corsHeaders } from './cors.js';
 import { SuggestRoute } from './suggest.js';
 
 /** Route modules, each exporting `register(router, services)`. */
@@ -117,10 +118,8 @@ async function errors(ctx: Context, next: Next): Promise<void> {
 function cors(ctx: Context): boolean {
   const method = PUBLIC_ROUTES[ctx.path];
   if (method === undefined) return false;
-  ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Allow-Methods', `${method}, OPTIONS`);
-  ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || 'Content-Type');
-  ctx.set('Access-Control-Max-Age', '86400');
+  const h = corsHeaders(method, ctx.get('Access-Control-Request-Headers'));
+  for (let i = 0; i < h.length; i += 2) ctx.set(h[i]!, h[i + 1]!);
   return true;
 }
 

@@ -30,6 +30,7 @@ import { SuggestCache, suggestBody, type SuggestAnswer, type SuggestParams } fro
 import type { Services } from '../services.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
+import { corsHeaders } from './cors.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';
 import { requireQuery, stringArrayParam } from './search.js';
 
@@ -234,10 +235,7 @@ export class SuggestRoute {
     // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
     res.writeHead(200, [
       'X-Request-Id', reqId,
-      'Access-Control-Allow-Origin', '*',
-      'Access-Control-Allow-Methods', 'GET, OPTIONS',
-      'Access-Control-Allow-Headers', req.headers['access-control-request-headers'] || 'Content-Type',
-      'Access-Control-Max-Age', '86400',
+      ...corsHeaders('GET', req.headers['access-control-request-headers']),
       'Content-Type', 'application/json; charset=utf-8',
       'Content-Length', String(Buffer.byteLength(body)),
     ]);
