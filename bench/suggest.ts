@@ -256,6 +256,27 @@ const HIT_PAIRS = Number(process.env.BENCH_HIT_PAIRS ?? 6);
 const HIT_SECONDS = Number(process.env.BENCH_HIT_SECONDS ?? 2);
 const MISS_PAIRS = Number(process.env.BENCH_MISS_PAIRS ?? 3);
 const MISS_SECONDS = Number(process.env.BENCH_MISS_SECONDS ?? 5);
+/**
+ * `pairs` pairs of loads, alternating which runs first (a first, then b first, …) so neither
+ * always meets the machine in the same state. Each load gets its row number, counted from
+ * `firstRow` in the order the loads run. Keys appear in each pair in the order they ran.
+ */
+async function alternatedPairs<A extends string, B extends string>(
+  pairs: number,
+  firstRow: number,
+  a: [A, (row: number) => Promise<Load>],
+  b: [B, (row: number) => Promise<Load>],
+): Promise<Array<Record<A | B, Load>>> {
+  const out: Array<Record<A | B, Load>> = [];
+  let row = firstRow;
+  for (let round = 0; round < pairs; round++) {
+    const pair = {} as Record<A | B, Load>;
+    for (const [key, run] of round % 2 === 0 ? [a, b] : [b, a]) pair[key] = await run(row++);
+    out.push(pair);
+  }
+  return out;
+}
+
 let distinctSuggest = 0;
 if (server) {
   try {
@@ -283,15 +304,8 @@ if (server) {
     // tries, BM25F values, postings): reported apart, then alternated pairs (suggest first,
     // then search first, …) in the threads' steady state.
     missFirstTouch = { suggest: await load(coldPaths(0), MISS_SECONDS), search: await load(searchColdPaths(1), MISS_SECONDS) };
-    for (let round = 1; round <= MISS_PAIRS; round++) {
-      if (round % 2 === 1) {
-        const suggest = await load(coldPaths(2 * round), MISS_SECONDS);
-        missRounds.push({ suggest, search: await load(searchColdPaths(2 * round + 1), MISS_SECONDS) });
-      } else {
-        const search = await load(searchColdPaths(2 * round), MISS_SECONDS);
-        missRounds.push({ search, suggest: await load(coldPaths(2 * round + 1), MISS_SECONDS) });
-      }
-    }
+    // Rows 0 and 1 were the first touch; each later row gets cache-key names of its own.
+    missRounds.push(...(await alternatedPairs(MISS_PAIRS, 2, ['suggest', (row) => load(coldPaths(row), MISS_SECONDS)], ['search', (row) => load(searchColdPaths(row), MISS_SECONDS)])));
     const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
     httpResults = {
       ...(missRounds.length ? { suggestCold: median(missRounds.map((r) => r.suggest)), searchCold: median(missRounds.map((r) => r.search)) } : {}),
@@ -305,24 +319,8 @@ if (server) {
     for (const p of searchOff) await fetch(server.url + p).then((r) => r.arrayBuffer());
     // Both routes as shipped, every answer cached: alternated pairs of short rows, so that the
     // ratio compares rows of nearly the same machine load.
-    for (let round = 0; round < HIT_PAIRS; round++) {
-      if (round % 2 === 0) {
-        const suggest = await load(suggestPaths, HIT_SECONDS);
-        hitRounds.push({ suggest, search: await load(searchOff, HIT_SECONDS) });
-      } else {
-        const search = await load(searchOff, HIT_SECONDS);
-        hitRounds.push({ search, suggest: await load(suggestPaths, HIT_SECONDS) });
-      }
-    }
-    for (let round = 0; round < ROUNDS; round++) {
-      if (round % 2 === 0) {
-        const off = await load(searchOff, LOG_SECONDS);
-        logRounds.push({ off, on: await load(searchOn, LOG_SECONDS) });
-      } else {
-        const on = await load(searchOn, LOG_SECONDS);
-        logRounds.push({ on, off: await load(searchOff, LOG_SECONDS) });
-      }
-    }
+    hitRounds.push(...(await alternatedPairs(HIT_PAIRS, 0, ['suggest', () => load(suggestPaths, HIT_SECONDS)], ['search', () => load(searchOff, HIT_SECONDS)])));
+    logRounds.push(...(await alternatedPairs(ROUNDS, 0, ['off', () => load(searchOff, LOG_SECONDS)], ['on', () => load(searchOn, LOG_SECONDS)])));
     httpResults.searchLogOff = median(logRounds.map((r) => r.off));
     httpResults.searchLogOn = median(logRounds.map((r) => r.on));
   } finally {
