@@ -813,7 +813,7 @@ export class CrawlService {
     let f = this.runFlush.get(siteId);
     if (!f) this.runFlush.set(siteId, (f = { written: 0, busy: false }));
     f.written += pages;
-    if (f.busy || f.written < (this.opts.runFlushPages ?? RUN_FLUSH_PAGES) || typeof index.flush !== 'function') return;
+    if (f.busy || f.written < (this.opts.runFlushPages ?? RUN_FLUSH_PAGES)) return;
     const state = f;
     state.busy = true;
     state.written = 0;
@@ -833,7 +833,7 @@ export class CrawlService {
   private publishNow(siteId: string): void {
     this.opts
       .indexOf(siteId)
-      .then((index) => (typeof index.flush === 'function' ? index.flush({ minPartDocs: RUN_FLUSH_MIN_PART_DOCS }) : undefined))
+      .then((index) => index.flush({ minPartDocs: RUN_FLUSH_MIN_PART_DOCS }))
       .catch((err: unknown) => this.log.error({ err, siteId }, 'publishing a finished crawl failed'));
   }
 
