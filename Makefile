@@ -19,8 +19,9 @@ setup:
 build: setup
 	npx tsc -p tsconfig.build.json
 
+# Through the launcher (bin/sitesift: glibc malloc settings, then exec node), like the `sitesift` bin.
 start: setup build
-	$(NODE) dist/src/cli.js serve
+	NODE=$(NODE) bin/sitesift serve
 
 test: setup
 	npx tsc --noEmit -p .

@@ -10,8 +10,9 @@
  * 2. Reference: a raw better-sqlite3 FTS5 bulk insert of the same documents (one transaction,
  *    default unicode61 tokenizer, columns url UNINDEXED, title, headings, content), timed over
  *    JSON parsing + inserts + commit.
- * 3. sitesift: a server child process (`node dist/src/main.js` like `make start`, or
- *    `node --import tsx src/main.ts` when dist/ is missing or stale; own temp data dir,
+ * 3. sitesift: a server child process started through the launcher like `make start`
+ *    (`bin/sitesift serve`, or `bin/sitesift --node --import tsx src/main.ts` when dist/ is
+ *    missing or stale; own temp data dir,
  *    default settings) fed over HTTP `POST /sites/pagesJson` in batches of 100 with
  *    BENCH_CONCURRENCY (default 3) requests in flight. Measured: docs/s from the first request to
  *    the last acknowledgement; time from the last acknowledgement until a word only the last
@@ -36,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
-import { prng } from './lib/server.js';
+import { prng, serverLaunch } from './lib/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = process.env.BENCH_CORPUS ?? path.resolve(ROOT, '..', 'shared', 'corpus', 'postgresql-15', 'docs.jsonl.gz');
@@ -327,10 +328,12 @@ function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
     if (eq < 1) throw new Error(`BENCH_SERVER_ENV entries are K=V, got "${kv}"`);
     env[kv.slice(0, eq).trim()] = kv.slice(eq + 1);
   }
-  const args = mode === 'dist' ? [path.join(ROOT, 'dist/src/main.js')] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')];
-  const child = spawn(process.execPath, args, {
+  // Through the product's launcher (bin/sitesift, as `make start`): its glibc malloc settings
+  // are part of what is measured; the child's PID is the server's (the launcher execs node).
+  const launch = serverLaunch(mode);
+  const child = spawn(launch.file, launch.args, {
     cwd: ROOT,
-    env: { ...env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir, SITESIFT_MASTER_KEY: masterKey, LOG_LEVEL: 'info' },
+    env: { ...env, ...launch.env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir, SITESIFT_MASTER_KEY: masterKey, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -2,9 +2,9 @@
  * Benchmark helpers (bench process only): spawn a sitesift server as a child process with its
  * own temp data dir, create projects, and feed it documents through the public HTTP API.
  *
- * - {@link startBenchServer}: `node dist/src/main.js` (built, realistic speed) or
- *   `node --import tsx src/main.ts`; 127.0.0.1 on a free port, a known master key, the server's
- *   own logs (info level, one line per request, as in production) written to a file in the data
+ * - {@link startBenchServer}: `bin/sitesift serve` (the launcher of `make start`, built JS,
+ *   realistic speed) or the launcher's `--node --import tsx src/main.ts`; 127.0.0.1 on a free
+ *   port, a known master key, the server's own logs (info level, one line per request, as in production) written to a file in the data
  *   dir so that reading them costs the benchmark process nothing.
  * - {@link createProject}, {@link indexDocs}: admin and pagesJson calls with the master key.
  * - {@link toPageDocs}, {@link multiplyCorpus}: corpus documents → pagesJson bodies; a seeded,
@@ -70,12 +70,13 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
   const clean: NodeJS.ProcessEnv = {};
   // The server rejects unknown SITESIFT_* variables; pass none of the caller's.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') clean[k] = v;
-  const args = [...(opts.nodeArgs ?? []), ...(mode === 'dist' ? [distMain] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')])];
+  const launch = serverLaunch(mode, opts.nodeArgs);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, args, {
+  const child = spawn(launch.file, launch.args, {
     cwd: ROOT,
     env: {
       ...clean,
+      ...launch.env,
       HOST: '127.0.0.1',
       PORT: '0',
       SITESIFT_DATA_DIR: path.join(dataDir, 'data'),
@@ -135,6 +136,23 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
       if (!opts.keep) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The product's launcher (`bin/sitesift`: glibc malloc settings, then `exec node`). */
+export const LAUNCHER = path.join(ROOT, 'bin/sitesift');
+
+/**
+ * How a benchmark starts a server: through {@link LAUNCHER} like `make start`, so the measured
+ * process has the product's start-up environment and is the launcher's own PID (it `exec`s).
+ * dist without node flags is exactly `sitesift serve`; tsx or node flags (`--cpu-prof`, which
+ * NODE_OPTIONS refuses) go through the launcher's `--node` form. `env.NODE` pins the bench's
+ * own node binary.
+ */
+export function serverLaunch(mode: 'dist' | 'tsx', nodeArgs: string[] = []): { file: string; args: string[]; env: { NODE: string } } {
+  const env = { NODE: process.execPath };
+  if (mode === 'dist' && nodeArgs.length === 0) return { file: LAUNCHER, args: ['serve'], env };
+  const entry = mode === 'dist' ? [path.join(ROOT, 'dist/src/main.js')] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')];
+  return { file: LAUNCHER, args: ['--node', ...nodeArgs, ...entry], env };
 }
 
 function tail(file: string): string {
