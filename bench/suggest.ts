@@ -30,7 +30,7 @@
  *
  * Prints a table and one JSON line (`BENCH_SUGGEST {...}`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
@@ -213,28 +213,88 @@ interface Load {
   requests: number;
   cpuMs: number;
   mainCpuMs: number;
+  /**
+   * ms per second of the row the server's main thread waited on a CPU run queue (runnable,
+   * another thread on the core), and the same summed over wrk's threads (from its start to the
+   * last sample, ≤ 200 ms before its end): more runnable threads than cores show here.
+   */
+  mainRunQueueMsPerS: number;
+  wrkRunQueueMsPerS: number;
   /** The row's start and end, µs of the monotonic clock (to slice a server CPU profile). */
   startUs: number;
   endUs: number;
 }
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-async function load(paths: string[], seconds = SECONDS): Promise<Load> {
-  const pid = server!.child.pid;
+/**
+ * ms a thread has waited on a CPU run queue so far (Linux `/proc/…/schedstat`, 2nd field, ns;
+ * needs schedstats in the kernel): time it was runnable but another thread had the core.
+ */
+function runQueueWaitMs(file: string): number {
+  try {
+    return Number(readFileSync(file, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+/** Run-queue wait so far, summed over the threads of `pid` whose name starts with `name` (all when ''). */
+function threadsRunQueueWaitMs(pid: number, name = ''): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      if (name && !readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith(name)) continue;
+      total += runQueueWaitMs(`/proc/${pid}/task/${tid}/schedstat`) || 0;
+    }
+  } catch {
+    // The process ended.
+  }
+  return total;
+}
+/** Pids of this process's `wrk` children (the load generator of the current row). */
+function wrkChildren(): number[] {
+  const out: number[] = [];
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      for (const c of readFileSync(`/proc/self/task/${tid}/children`, 'utf8').split(' ').filter(Boolean)) {
+        if (readFileSync(`/proc/${c}/comm`, 'utf8').trim() === 'wrk') out.push(Number(c));
+      }
+    }
+  } catch {
+    // Not Linux, or a child ended between the reads.
+  }
+  return out;
+}
+/** One row of `paths` for `seconds` at 8 connections; `wrkThreads`: wrk's threads (the goal rows use 2). */
+async function load(paths: string[], seconds = SECONDS, wrkThreads = 2): Promise<Load> {
+  const pid = server!.child.pid!;
   const cpu0 = processCpuMs(pid);
   const main0 = mainThreadCpuMs(pid);
+  const wait0 = runQueueWaitMs(`/proc/${pid}/task/${pid}/schedstat`);
   const startUs = nowUs();
-  const r = await loadOnce(paths, seconds);
+  // wrk's threads' run-queue wait: sampled while it runs (it is gone when the row ends), the
+  // last sample counts (≤ 200 ms before its end).
+  let wrkWaitMs = NaN;
+  const sample = setInterval(() => {
+    const w = wrkChildren();
+    if (w.length) wrkWaitMs = w.reduce((t, p) => t + threadsRunQueueWaitMs(p), 0);
+  }, 200);
+  let r: Awaited<ReturnType<typeof loadOnce>>;
+  try {
+    r = await loadOnce(paths, seconds, wrkThreads);
+  } finally {
+    clearInterval(sample);
+  }
   const endUs = nowUs();
   const requests = Math.max(1, r.rps * seconds);
   const cpuMs = processCpuMs(pid) - cpu0;
   const mainCpuMs = mainThreadCpuMs(pid) - main0;
-  return { ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests, startUs, endUs };
+  const mainWaitMs = runQueueWaitMs(`/proc/${pid}/task/${pid}/schedstat`) - wait0;
+  return { ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests, mainRunQueueMsPerS: mainWaitMs / seconds, wrkRunQueueMsPerS: wrkWaitMs / seconds, startUs, endUs };
 }
-async function loadOnce(paths: string[], seconds: number): Promise<Pick<Load, 'rps' | 'p50' | 'p99' | 'errors' | 'driver'>> {
+async function loadOnce(paths: string[], seconds: number, wrkThreads: number): Promise<Pick<Load, 'rps' | 'p50' | 'p99' | 'errors' | 'driver'>> {
   if (hasWrk()) {
     const script = rotatingScript(join(server!.dataDir, `paths-${Math.random().toString(36).slice(2)}.lua`), paths);
-    const r = await runWrk({ url: server!.url, connections: 8, seconds, script });
-    return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'wrk' };
+    const r = await runWrk({ url: server!.url, connections: 8, seconds, threads: wrkThreads, script });
+    return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: wrkThreads === 2 ? 'wrk' : `wrk -t${wrkThreads}` };
   }
   const r = await drive(server!.url, paths, seconds, 8);
   return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'node' };
@@ -313,6 +373,11 @@ if (server) {
       suggest: await load(suggestPaths),
       // The same paths again: every distinct prefix has been answered (steady state, no write).
       suggestWarm: await load(suggestPaths),
+      // Not a goal row (the goal rows are the two above): the same again with one wrk thread
+      // (`wrk -t1 -c8`). On 2 cores, wrk's two threads and the server's main thread are three
+      // runnable threads for two cores and the main thread waits on a run queue for several ms
+      // at a time (its run-queue wait is printed per row); with one wrk thread each has a core.
+      suggestWarmOneWrkThread: await load(suggestPaths, SECONDS, 1),
     };
     // Every title answered once, so that no row of the pairs below pays the search cache's
     // misses (`log` is not part of its key: on and off rows share the entries).
@@ -351,11 +416,12 @@ if (httpResults) {
     searchCold: `search, log=false, every request a cache miss (median of ${missRounds.length} rows of ${MISS_SECONDS} s)`,
     suggest: `suggest, ${distinctSuggest.toLocaleString('en')} distinct prefixes, first run (cache fills)`,
     suggestWarm: 'suggest, same prefixes again (every one answered before)',
+    suggestWarmOneWrkThread: 'suggest, same prefixes, one wrk thread (not a goal row: wrk -t1 -c8)',
     searchLogOff: `search, log=false (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
     searchLogOn: `search, logging on (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
   };
   for (const [name, v] of Object.entries(httpResults)) {
-    rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors, server CPU ${f(v.cpuMsPerRequest)} ms/request (main thread ${f(v.mainCpuMsPerRequest)})`]);
+    rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors, server CPU ${f(v.cpuMsPerRequest)} ms/request (main thread ${f(v.mainCpuMsPerRequest)}); run-queue wait ms/s: main ${v.mainRunQueueMsPerS.toFixed(0)}, wrk ${v.wrkRunQueueMsPerS.toFixed(0)}`]);
   }
   const { suggest: sg, suggestCold: cold, searchCold, searchLogOff: off } = httpResults as Record<string, Load>;
   rows.push(['suggest ÷ search throughput', `${(sg!.rps / off!.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off!.rps).toFixed(2)}×)`]);
