@@ -512,6 +512,140 @@ class RegionCollector {
 const isExcludedTag = (name: string, attribs: Record<string, string>): boolean =>
   DEFAULT_EXCLUDED_TAGS.has(name) || (name === 'aside' && attribs.role === 'navigation');
 
+// Without a <body>, the document minus its head (see extractHtml).
+const isExcludedTagOrHead = (name: string, attribs: Record<string, string>): boolean =>
+  isExcludedTag(name, attribs) || name === 'head' || name === 'title';
+
+/** The first `<title>` or `<h1>` whose text is being collected (all its text, like textContent). */
+interface Capture {
+  depth: number;
+  parts: string[];
+  field: 'titleText' | 'h1Text';
+}
+
+/**
+ * htmlparser2's event handler of {@link streamPage}: per-page state in fields, the handlers on
+ * the prototype. Why a class: handlers written as closures inside streamPage were new functions
+ * on every page, and a pool thread's major GC (segment builds cause several per crawl) dropped
+ * their optimized code once the page that made them was done, so V8 recompiled all three every
+ * few hundred pages (seen with `--trace-opt` during a crawl: ≈0.3 s of background compilation
+ * per crawl, and each new set ran unoptimized until hot again). Prototype methods are one
+ * function each per thread, optimized once.
+ */
+class StreamHandler {
+  readonly scan: StreamScan = { metas: new Map(), robots: [], anchors: [], region: { content: '', headings: [] } };
+  readonly main = new RegionCollector(isExcludedTag);
+  readonly article = new RegionCollector(isExcludedTag);
+  readonly roleMain = new RegionCollector(isExcludedTag);
+  readonly body = new RegionCollector(isExcludedTag);
+  readonly whole = new RegionCollector(isExcludedTagOrHead);
+  readonly collectors = [this.main, this.article, this.roleMain, this.body, this.whole];
+  depth = 0;
+  // Inside <svg> nothing is scanned (its <title> is not the page title).
+  svgDepth = 0;
+  capture: Capture[] = [];
+
+  constructor() {
+    this.whole.root = 0;
+  }
+
+  /**
+   * A candidate that opened is preferred to every candidate after it in `collectors`, so those
+   * stop collecting (most pages have a <body>: without this the text was collected twice).
+   */
+  private opened(c: RegionCollector): void {
+    c.root = this.depth;
+    for (let i = this.collectors.indexOf(c) + 1; i < this.collectors.length; i++) this.collectors[i]!.done = true;
+  }
+
+  onopentag(name: string, a: Record<string, string>): void {
+    const depth = ++this.depth;
+    const scan = this.scan;
+    if (this.svgDepth === 0) {
+      recordTagAttributes(scan, name, a);
+      switch (name) {
+        case 'title':
+          if (scan.titleText === undefined) {
+            scan.titleText = '';
+            this.capture.push({ depth, parts: [], field: 'titleText' });
+          }
+          break;
+        case 'h1':
+          if (scan.h1Text === undefined) {
+            scan.h1Text = '';
+            this.capture.push({ depth, parts: [], field: 'h1Text' });
+          }
+          break;
+        case 'html':
+          scan.lang ??= a.lang;
+          break;
+        case 'main':
+          if (this.main.root < 0) this.opened(this.main);
+          break;
+        case 'article':
+          if (this.article.root < 0) this.opened(this.article);
+          break;
+        case 'body':
+          if (this.body.root < 0) this.opened(this.body);
+          break;
+      }
+      if (a.role === 'main' && this.roleMain.root < 0) this.opened(this.roleMain);
+      if (name === 'svg') this.svgDepth = depth;
+    }
+    const block = BLOCK.has(name);
+    const heading = HEADING_TAGS.has(name);
+    for (const c of this.collectors) {
+      if (!c.active || c.skip) continue;
+      if (c.root === depth) {
+        if (block) c.out.push('\n');
+        continue;
+      }
+      // script/style are never text, whatever the exclusion rules say.
+      if (name === 'script' || name === 'style' || c.excluded(name, a)) {
+        c.skip = depth;
+        continue;
+      }
+      if (block) c.out.push('\n');
+      if (heading) c.open.push({ depth, slot: c.headings.push({ tag: name, text: '' }) - 1, parts: [] });
+    }
+  }
+
+  ontext(text: string): void {
+    for (const k of this.capture) k.parts.push(text);
+    for (const c of this.collectors) {
+      if (!c.active || c.skip) continue;
+      c.out.push(text);
+      for (const h of c.open) h.parts.push(text);
+    }
+  }
+
+  onclosetag(name: string): void {
+    const depth = this.depth;
+    const block = BLOCK.has(name);
+    for (const c of this.collectors) {
+      if (!c.active) continue;
+      if (c.skip) {
+        if (c.skip === depth) c.skip = 0;
+        continue;
+      }
+      const h = c.open[c.open.length - 1];
+      if (h && h.depth === depth) {
+        c.open.pop();
+        c.headings[h.slot]!.text = h.parts.join('');
+      }
+      if (block) c.out.push('\n');
+      if (c.root === depth) c.done = true;
+    }
+    const capture = this.capture;
+    if (capture.length && capture[capture.length - 1]!.depth === depth) {
+      const k = capture.pop()!;
+      this.scan[k.field] = k.parts.join('');
+    }
+    if (this.svgDepth === depth) this.svgDepth = 0;
+    this.depth--;
+  }
+}
+
 /**
  * The default extraction (no Control Panel selectors) in one pass of htmlparser2's tokenizer,
  * without building a tree: the same events the tree builder would get, so the same structure —
@@ -521,118 +655,12 @@ const isExcludedTag = (name: string, attribs: Record<string, string>): boolean =
  * document) collect side by side and the best one is kept.
  */
 function streamPage(html: string): StreamScan {
-  const scan: StreamScan = { metas: new Map(), robots: [], anchors: [], region: { content: '', headings: [] } };
-  const main = new RegionCollector(isExcludedTag);
-  const article = new RegionCollector(isExcludedTag);
-  const roleMain = new RegionCollector(isExcludedTag);
-  const body = new RegionCollector(isExcludedTag);
-  // Without a <body>, the document minus its head (see extractHtml).
-  const whole = new RegionCollector((name, attribs) => isExcludedTag(name, attribs) || name === 'head' || name === 'title');
-  whole.root = 0;
-  const collectors = [main, article, roleMain, body, whole];
-  let depth = 0;
-  // A candidate that opened is preferred to every candidate after it in `collectors`, so those
-  // stop collecting (most pages have a <body>: without this the text was collected twice).
-  const opened = (c: RegionCollector): void => {
-    c.root = depth;
-    for (let i = collectors.indexOf(c) + 1; i < collectors.length; i++) collectors[i]!.done = true;
-  };
-  // Inside <svg> nothing is scanned (its <title> is not the page title).
-  let svgDepth = 0;
-  // Texts of the first <title> and <h1> (all their text, like textContent).
-  let capture: Array<{ depth: number; parts: string[]; done: (text: string) => void }> = [];
-  const parser = new Parser(
-    {
-      onopentag(name, a) {
-        depth++;
-        if (svgDepth === 0) {
-          recordTagAttributes(scan, name, a);
-          switch (name) {
-            case 'title':
-              if (scan.titleText === undefined) {
-                scan.titleText = '';
-                capture.push({ depth, parts: [], done: (t) => (scan.titleText = t) });
-              }
-              break;
-            case 'h1':
-              if (scan.h1Text === undefined) {
-                scan.h1Text = '';
-                capture.push({ depth, parts: [], done: (t) => (scan.h1Text = t) });
-              }
-              break;
-            case 'html':
-              scan.lang ??= a.lang;
-              break;
-            case 'main':
-              if (main.root < 0) opened(main);
-              break;
-            case 'article':
-              if (article.root < 0) opened(article);
-              break;
-            case 'body':
-              if (body.root < 0) opened(body);
-              break;
-          }
-          if (a.role === 'main' && roleMain.root < 0) opened(roleMain);
-          if (name === 'svg') svgDepth = depth;
-        }
-        const block = BLOCK.has(name);
-        const heading = HEADING_TAGS.has(name);
-        for (const c of collectors) {
-          if (!c.active || c.skip) continue;
-          if (c.root === depth) {
-            if (block) c.out.push('\n');
-            continue;
-          }
-          // script/style are never text, whatever the exclusion rules say.
-          if (name === 'script' || name === 'style' || c.excluded(name, a)) {
-            c.skip = depth;
-            continue;
-          }
-          if (block) c.out.push('\n');
-          if (heading) c.open.push({ depth, slot: c.headings.push({ tag: name, text: '' }) - 1, parts: [] });
-        }
-      },
-      ontext(text) {
-        for (const k of capture) k.parts.push(text);
-        for (const c of collectors) {
-          if (!c.active || c.skip) continue;
-          c.out.push(text);
-          for (const h of c.open) h.parts.push(text);
-        }
-      },
-      onclosetag(name) {
-        const block = BLOCK.has(name);
-        for (const c of collectors) {
-          if (!c.active) continue;
-          if (c.skip) {
-            if (c.skip === depth) c.skip = 0;
-            continue;
-          }
-          const h = c.open[c.open.length - 1];
-          if (h && h.depth === depth) {
-            c.open.pop();
-            c.headings[h.slot]!.text = h.parts.join('');
-          }
-          if (block) c.out.push('\n');
-          if (c.root === depth) c.done = true;
-        }
-        if (capture.length && capture[capture.length - 1]!.depth === depth) {
-          const k = capture.pop()!;
-          k.done(k.parts.join(''));
-        }
-        if (svgDepth === depth) svgDepth = 0;
-        depth--;
-      },
-    },
-    { decodeEntities: true },
-  );
-  parser.end(html);
+  const h = new StreamHandler();
+  new Parser(h, { decodeEntities: true }).end(html);
   // Elements still open at the end were closed by end() (htmlparser2 emits their close tags).
-  capture = [];
-  const chosen = [main, article, roleMain, body].find((c) => c.root >= 0) ?? whole;
-  scan.region = { content: linesOf(chosen.out.join('')), headings: chosen.headings };
-  return scan;
+  const chosen = [h.main, h.article, h.roleMain, h.body].find((c) => c.root >= 0) ?? h.whole;
+  h.scan.region = { content: linesOf(chosen.out.join('')), headings: chosen.headings };
+  return h.scan;
 }
 
 /**
