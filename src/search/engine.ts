@@ -237,7 +237,8 @@ function synonymsOf(word: string, settings: SearchSettings): string[] {
  * The documents of one segment matching one query word: best expansion score per document
  * (typed arrays indexed by row id: no per-document objects on the hot path), `typo[id]` 0 when
  * a non-typo expansion matched, 1 when only typo ones did, 255 when none; `ids` lists the
- * matching rows in first-seen order.
+ * matching rows in first-seen order. `score[id]` means something only where `typo[id]` is not
+ * 255: every first match writes it, so a released array's scores are left as they were.
  */
 interface SlotHits {
   score: Float64Array;
@@ -261,13 +262,12 @@ function takeSlotHits(n: number): SlotHits {
   return { score: new Float64Array(n), typo: new Uint8Array(n).fill(NO_MATCH), ids: new Int32Array(n), count: 0, df: 0 };
 }
 
-/** Clears the entries a query touched and returns the arrays to the pool. */
+/** Clears the entries a query touched (their typo marks) and returns the arrays to the pool. */
 function releaseSlotHits(h: SlotHits): void {
-  for (let k = 0; k < h.count; k++) {
-    const id = h.ids[k]!;
-    h.score[id] = 0;
-    h.typo[id] = NO_MATCH;
-  }
+  // Only the marks: a score is read only where its mark says matched, and written first.
+  const typo = h.typo;
+  const ids = h.ids;
+  for (let k = 0; k < h.count; k++) typo[ids[k]!] = NO_MATCH;
   h.count = 0;
   h.df = 0;
   const n = h.score.length;
@@ -445,6 +445,26 @@ function groupIndex(dv: { group: string[] }): GroupIndex {
     groupIndexes.set(dv, (g = { ids, names }));
   }
   return g;
+}
+
+/**
+ * Each row's boost where the row is live in this generation and has status 200, NaN elsewhere:
+ * the plain match path's one read per match instead of three (tombstone, status, boost; random
+ * reads into row-sized arrays are most of that path's cost at ~100k rows). Cached per tombstone
+ * bitmap (one segment in one generation) and doc values, like the document frequencies below.
+ */
+const liveBoostCache = new WeakMap<Uint8Array, WeakMap<object, Float64Array>>();
+
+function liveBoosts(dead: Uint8Array, dv: { status: Int32Array; boost: Float64Array }): Float64Array {
+  let byDv = liveBoostCache.get(dead);
+  if (!byDv) liveBoostCache.set(dead, (byDv = new WeakMap()));
+  let lb = byDv.get(dv);
+  if (!lb) {
+    lb = new Float64Array(dv.boost.length);
+    for (let id = 0; id < lb.length; id++) lb[id] = dead[id] !== 1 && dv.status[id] === 200 ? dv.boost[id]! : NaN;
+    byDv.set(dv, lb);
+  }
+  return lb;
 }
 
 /**
@@ -682,19 +702,22 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
       const gi = plain ? groupIndex(dv) : null;
       const groupCounts = gi ? new Int32Array(gi.names.length) : null;
       const groupOrder: number[] = [];
+      const lb = gi ? liveBoosts(seg.dead, dv) : null;
       const consider = (id: number, score: number, typos: number) => {
-        if (seg.dead[id] === 1 || dv.status[id] !== 200) return;
-        if (gi) {
-          const g = gi.ids[id]!;
+        if (lb) {
+          // One read for liveness, status and boost (NaN: not a live 200 row).
+          const boost = lb[id]!;
+          if (boost !== boost) return;
+          const g = gi!.ids[id]!;
           if (groupCounts![g]++ === 0) groupOrder.push(g);
           total++;
-          const final = score * dv.boost[id]!;
+          const final = score * boost;
           if (keep === 0) {
-            hits.push({ seg, id, url: dv.urls[id]!, group: gi.names[g]!, score: final, typos });
+            hits.push({ seg, id, url: dv.urls[id]!, group: gi!.names[g]!, score: final, typos });
             return;
           }
           if (hits.length < keep) {
-            hits.push({ seg, id, url: dv.urls[id]!, group: gi.names[g]!, score: final, typos });
+            hits.push({ seg, id, url: dv.urls[id]!, group: gi!.names[g]!, score: final, typos });
             heapUp(hits, hits.length - 1);
             return;
           }
@@ -703,11 +726,12 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
           const url = dv.urls[id]!;
           const c = typos - worst.typos || worst.score - final || (url < worst.url ? -1 : url > worst.url ? 1 : 0);
           if (c < 0) {
-            hits[0] = { seg, id, url, group: gi.names[g]!, score: final, typos };
+            hits[0] = { seg, id, url, group: gi!.names[g]!, score: final, typos };
             heapDown(hits, 0);
           }
           return;
         }
+        if (seg.dead[id] === 1 || dv.status[id] !== 200) return;
         if (excluded?.has(id)) return;
         for (const ph of phrases) if (!ph.has(id)) return;
         const group = groupName(dv.group[id]!);
