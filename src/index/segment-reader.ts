@@ -97,6 +97,8 @@ export class SegmentReader {
   private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
   /** This reader's cached postings (entries also sit in the shared eviction order). */
   private readonly postingsMap = new Map<string, PostingsEntry>();
+  /** Run once at close (engine caches kept outside the reader drop its entries then). */
+  private readonly closeHooks: Array<() => void> = [];
 
   private constructor(path: string, db: Database.Database) {
     this.path = path;
@@ -269,9 +271,24 @@ export class SegmentReader {
     return k;
   }
 
-  /** Sorted vocabulary of this segment (loaded on first use; for typo matching). */
+  /**
+   * Sorted vocabulary of this segment (loaded on first use; typo matching and prefixes). Read
+   * through a short-lived connection with a small page cache ({@link SCAN_CACHE_KB}), like
+   * {@link docValues}: the scan walks the whole terms table (postings are stored inline, ≈5 MB
+   * for 5,000 pages), and through this reader's own connection it left that connection's cache
+   * ({@link READER_CACHE_KB}) full for good — per segment and per search thread, since a query
+   * with an unknown word or a prefix loads every segment's vocabulary.
+   */
   terms(): string[] {
-    if (!this.vocab) this.vocab = this.db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[];
+    if (!this.vocab) {
+      const db = new Database(this.path, { readonly: true, fileMustExist: true });
+      try {
+        db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+        this.vocab = db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[];
+      } finally {
+        db.close();
+      }
+    }
     return this.vocab;
   }
 
@@ -329,7 +346,16 @@ export class SegmentReader {
     return out;
   }
 
+  /**
+   * Runs `hook` when this reader closes (same thread): the engine's BM25F values and result
+   * cards of a retired segment then leave their caches at once instead of ageing out.
+   */
+  onClose(hook: () => void): void {
+    this.closeHooks.push(hook);
+  }
+
   close(): void {
+    for (const hook of this.closeHooks.splice(0)) hook();
     for (const e of this.postingsMap.values()) {
       postingsClock.delete(e);
       engineCacheUsed.postings -= e.bytes;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { writeSegment, readRowColumns, NFIELDS, SEGMENT_FORMAT, PostingsPool } from '../../src/index/segment.js';
+import { writeSegment, readRowColumns, NFIELDS, SCAN_CACHE_KB, SEGMENT_FORMAT, PostingsPool } from '../../src/index/segment.js';
 import { SegmentReader, READER_CACHE_KB, parseLengths } from '../../src/index/segment-reader.js';
 import { makeDoc } from '../helpers/docs.js';
 
@@ -247,4 +247,54 @@ t.test('a postings pool with small chunks keeps every list intact across blocks 
   t.ok(want[0]!.length > 3 * 8192, 'the longest lists span several chunks');
   pool.addList();
   t.equal(pool.bytes(300).length, 0, 'a list without appends is empty');
+});
+
+t.test('vocabulary and doc values are scanned through short-lived small-cache connections', async (t) => {
+  const file = path.join(dir, 'scan.seg');
+  const entries = Array.from({ length: 50 }, (_, i) => ({ seq: i + 1, at: i, firstAt: i, doc: makeDoc(`https://x.test/s${i}`, `Page ${i}`, `word${i} shared text`) }));
+  writeSegment(file, entries, [], { defaultLanguage: 'en' });
+  // Every connection the reader module opens, with the statements and pragmas it ran.
+  interface Conn { pragmas: string[]; sql: string[]; closed: boolean }
+  const conns: Conn[] = [];
+  class RecordingDatabase extends Database {
+    readonly rec: Conn = { pragmas: [], sql: [], closed: false };
+    constructor(...args: ConstructorParameters<typeof Database>) {
+      super(...args);
+      conns.push(this.rec);
+    }
+    override pragma(source: string, options?: Database.PragmaOptions): unknown {
+      this.rec.pragmas.push(source);
+      return super.pragma(source, options);
+    }
+    override prepare<BindParameters extends unknown[] | {} = unknown[], Result = unknown>(source: string): Database.Statement<BindParameters, Result> {
+      this.rec.sql.push(source);
+      return super.prepare<BindParameters, Result>(source);
+    }
+    override close(): this {
+      this.rec.closed = true;
+      return super.close();
+    }
+  }
+  const { SegmentReader: Reader } = await t.mockImport<typeof import('../../src/index/segment-reader.js')>('../../src/index/segment-reader.js', {
+    'better-sqlite3': RecordingDatabase,
+  });
+  const r = Reader.open(file);
+  t.teardown(() => r.close());
+  t.equal(conns.length, 1, 'the reader connection');
+  const own = conns[0]!;
+  const vocab = r.terms();
+  t.ok(vocab.includes('word7') && vocab.includes('shared'));
+  t.same(vocab, [...vocab].sort(), 'sorted');
+  t.equal(r.docValues().urls[3], 'https://x.test/s3');
+  const scans = conns.slice(1);
+  t.equal(scans.length, 2, 'one connection per scan');
+  for (const c of scans) {
+    t.ok(c.closed, 'closed after the scan');
+    t.same(c.pragmas, [`cache_size = -${SCAN_CACHE_KB}`]);
+  }
+  t.match(scans[0]!.sql.join('\n'), /SELECT term FROM terms/);
+  t.notMatch(own.sql.join('\n'), /SELECT term FROM terms ORDER BY term/, 'the reader connection never scans the terms table');
+  t.notOk(own.closed);
+  t.equal(r.terms(), vocab, 'loaded once');
+  t.equal(conns.length, 3);
 });
