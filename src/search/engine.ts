@@ -311,7 +311,20 @@ interface ImpactCache {
 
 function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
   let byKey = impactMaps.get(seg.reader);
-  if (!byKey) impactMaps.set(seg.reader, (byKey = new Map()));
+  if (!byKey) {
+    const setups = new Map<string, Map<string, ImpactEntry>>();
+    impactMaps.set(seg.reader, (byKey = setups));
+    // A retired segment's values go with its reader, not when the CLOCK comes round to them.
+    seg.reader.onClose(() => {
+      for (const m of setups.values()) {
+        for (const e of m.values()) {
+          impactClock.delete(e);
+          engineCacheUsed.impacts -= e.bytes;
+        }
+      }
+      setups.clear();
+    });
+  }
   let map = byKey.get(scoringKey);
   if (!map) byKey.set(scoringKey, (map = new Map()));
   const m = map;

@@ -102,7 +102,7 @@ function findLive(snap: IndexSnapshot, url: string): Hit | null {
  * Result cards of this thread, all segments together, in a byte-bounded cache (CLOCK: about LRU) in front of the
  * SQLite read (top results repeat across queries; each card also keeps its text's word runs
  * for snippets, see `snippet()`'s memo). Segments are immutable, so a card never goes stale;
- * a closed reader's cards age out.
+ * a reader's cards leave the cache when it closes.
  */
 interface CardEntry {
   card: ResultCard;
@@ -118,7 +118,17 @@ const cardClock = new Set<CardEntry>();
 /** The stored fields of a hit. */
 function cardOf(h: Hit, withContent: boolean): ResultCard {
   let m = cardMaps.get(h.seg.reader);
-  if (!m) cardMaps.set(h.seg.reader, (m = new Map()));
+  if (!m) {
+    const cards = new Map<number, CardEntry>();
+    cardMaps.set(h.seg.reader, (m = cards));
+    h.seg.reader.onClose(() => {
+      for (const e of cards.values()) {
+        cardClock.delete(e);
+        engineCacheUsed.cards -= e.bytes;
+      }
+      cards.clear();
+    });
+  }
   const key = 2 * h.id + (withContent ? 1 : 0);
   const e = m.get(key);
   if (e) {

@@ -55,3 +55,15 @@ t.test('each engine cache stays within its budget, and a small budget changes no
   t.ok(large.used.postings + large.used.cards > 0.25 * MiB, `default budget keeps ${large.used.postings + large.used.cards} bytes`);
   t.ok(small.used.postings <= engineCacheBudget.postings);
 });
+
+t.test('closing a reader gives back its postings, BM25F values and cards at once', async (t) => {
+  const settings = defaultSettings();
+  const before = { ...engineCacheUsed };
+  const snap = snapshotOf([docs.slice(0, 150), docs.slice(150)]);
+  const owner = {};
+  // Two-word queries (AND probing caches BM25F values) and single words, with content.
+  for (const q of queries.slice(0, 60)) search(snap, settings, params(q), owner);
+  for (const k of ['postings', 'impacts', 'cards'] as const) t.ok(engineCacheUsed[k] > before[k], `${k} cached while open`);
+  snap.cleanup();
+  t.same({ ...engineCacheUsed }, before, 'every cache back to what it held before (none of the closed readers left)');
+});
