@@ -138,3 +138,31 @@ setImmediate(waitWritten);
   // q0's latest search (i = 294) found nothing: not suggested, as before the crash.
   t.same(svc.querySuggestions('docs', 'q0', { max: 3, minSearches: 2 }), []);
 });
+
+t.test('a batch updates the suggestion index once per distinct query, to what one update per search gives', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-ql-note-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const svc = new QueryLogService({ dataDir, clock: () => T0 });
+  t.teardown(() => svc.close());
+  const log = svc.site('docs');
+  const index = log.suggestionIndex(T0);
+  const calls: string[] = [];
+  const add = index.add.bind(index);
+  index.add = (query, delta, results, at) => {
+    calls.push(query);
+    add(query, delta, results, at);
+  };
+  const row = (query: string, at: number, results: number) => ({ kind: 'search' as const, at, query, results, filters: null, sort: null, visitor: 'v' });
+  // Out of order in time, ties in time, a latest search that found nothing.
+  const batch = [
+    row('create index', T0 - 5, 3), row('vacuum', T0 - 9, 2), row('create index', T0 - 7, 0), row('vacuum', T0 - 1, 0),
+    row('create index', T0 - 2, 4), row('vacuum', T0 - 1, 6), row('create index', T0 - 2, 5), row('cluster', T0 - 3, 0),
+  ];
+  log.noteCounted(batch);
+  t.same(calls, ['create index', 'vacuum', 'cluster'], 'one update per distinct query');
+  // The same searches one update each, on a second project.
+  const other = svc.site('other').suggestionIndex(T0);
+  for (const r of batch) other.add(r.query, 1, r.results, r.at);
+  for (const q of ['create index', 'vacuum', 'cluster']) t.same(index.get(q), other.get(q), q);
+  for (const typed of ['c', 'cr', 'v', 'va', 'in']) t.same(index.lookup(typed, 10, 1), other.lookup(typed, 10, 1), typed);
+});
