@@ -229,8 +229,8 @@ function serverMode(): 'dist' | 'tsx' {
  * addresses = glibc's per-thread malloc arenas, where SQLite page caches and FTS5 build memory of pool and
  * search threads go; other anonymous memory = V8 heaps, thread stacks, large allocations), and
  * turns on V8's --trace-gc (not allowed in NODE_OPTIONS; a runtime flag is process-wide, so
- * every isolate logs). Pool threads block in Atomics.wait between tasks and run no timers, so
- * their heaps show only in the GC trace (server.log). Only the bench uses it.
+ * every isolate logs). Pool threads run timers only between tasks (async atomics, src/pool.ts),
+ * so a busy pool thread's heap shows only in the GC trace (server.log). Only the bench uses it.
  */
 const MEMORY_TRACE_PRELOAD = `
 const fs = require('node:fs');
@@ -239,7 +239,8 @@ const { threadId, isMainThread, workerData } = require('node:worker_threads');
 const out = process.env.BENCH_MEMORY_OUT;
 if (out) {
   if (isMainThread) v8.setFlagsFromString('--trace-gc');
-  const kind = isMainThread ? 'main' : workerData && typeof workerData === 'object' && 'nice' in workerData ? 'pool' : workerData ? 'writer' : 'search';
+  // Search threads get { searchMemoryMb } (src/search/executor.ts), pool threads { nice, … }.
+  const kind = isMainThread ? 'main' : workerData && typeof workerData === 'object' && 'nice' in workerData ? 'pool' : !workerData || (typeof workerData === 'object' && 'searchMemoryMb' in workerData) ? 'search' : 'writer';
   let tick = 0;
   setInterval(() => {
     const h = v8.getHeapStatistics();

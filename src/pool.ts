@@ -71,6 +71,10 @@ export function createPool(opts: PoolOptions): Piscina {
     // The dispatcher's export that resolves once the thread has warmed up (workers/index.ts).
     ...(opts.warmUp ? { name: 'dispatchWhenWarm' } : {}),
     ...(youngMb > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb } } : {}),
+    // Idle threads wait for the next task with Atomics.waitAsync, not Atomics.wait, so their
+    // event loop runs between tasks and V8's memory reducer can shrink the heap a build or
+    // merge left behind (blocked, a thread kept it until its next task). docs/STORAGE.md "Memory".
+    atomics: 'async',
   });
 }
 

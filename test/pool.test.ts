@@ -79,3 +79,22 @@ t.test('pool threads run with a capped V8 young generation (memory per thread)',
   t.teardown(() => plain.destroy());
   t.ok((await runTask<Ping>(plain, 'ping')).youngGenerationMb > WORKER_YOUNG_GENERATION_MB, 'V8 default is larger');
 });
+
+t.test('idle pool threads run their event loop (async atomics: V8 can shrink a heap after a task)', async (t) => {
+  const pool = createPool({ workers: 1 });
+  t.teardown(() => pool.destroy());
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const task = new URL('./fixtures/pool-timer-task.cjs', import.meta.url).href;
+  t.equal(await pool.run({ flag }, { filename: task }), 'returned');
+  // With Piscina's default (sync atomics) the thread blocks after the task and the timer
+  // never fires while it is idle: this wait would time out.
+  // Atomics.waitAsync is in Node 20 but not in this project's TypeScript lib.
+  const { waitAsync } = Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, ms: number): { async: boolean; value: Promise<string> | string } };
+  // ('not-equal': the timer already ran before the wait began.)
+  const waited = waitAsync(flag, 0, 0, 20_000);
+  // A pending waitAsync does not keep the process alive by itself.
+  const alive = setInterval(() => {}, 1000);
+  t.not(waited.async ? await waited.value : waited.value, 'timed-out');
+  clearInterval(alive);
+  t.equal(flag[0], 1, 'the timer set after the task ran');
+});
