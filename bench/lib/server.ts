@@ -4,8 +4,9 @@
  *
  * - {@link startBenchServer}: `bin/sitesift serve` (the launcher of `make start`, built JS,
  *   realistic speed) or the launcher's `--node --import tsx src/main.ts`; 127.0.0.1 on a free
- *   port, a known master key, the server's own logs (info level, one line per request, as in production) written to a file in the data
- *   dir so that reading them costs the benchmark process nothing.
+ *   port, a known master key, the server's own logs (info level, one line per request, as in
+ *   production) written to a file in the data dir so that reading them costs the benchmark
+ *   process nothing.
  * - {@link createProject}, {@link indexDocs}: admin and pagesJson calls with the master key.
  * - {@link toPageDocs}, {@link multiplyCorpus}: corpus documents → pagesJson bodies; a seeded,
  *   deterministic multiplication of the corpus (distinct URLs, shuffled content words) for the
