@@ -64,9 +64,8 @@ const WARM_UP = (workerData as { warmUp?: unknown } | null)?.warmUp === true;
 /**
  * {@link dispatch} once this thread is warm: the pool's handler when it was created with `warmUp`
  * (src/pool.ts names this export). Piscina awaits a handler export that is a promise before the
- * thread reports ready, so workers/warm-up.ts runs before the thread's first task, and while
- * the event loop still runs (between tasks Piscina blocks it in `Atomics.wait`). The warm-up is
- * background work: the thread lowers its priority first.
+ * thread reports ready, so workers/warm-up.ts runs before the thread's first task. The warm-up
+ * is background work: the thread lowers its priority first.
  */
 export const dispatchWhenWarm: Promise<typeof dispatch> = WARM_UP
   ? loadTask('warm-up').then(
