@@ -117,7 +117,7 @@ function vocabularyOf(seg: LiveSegment): Vocabulary {
 }
 
 const stemCache = new WeakMap<object, Map<string, string[]>>();
-const sortedTerms = new WeakMap<object, string[]>();
+const sortedTerms = new WeakMap<object, readonly string[]>();
 
 /** Words of one segment sharing `stem`, cached per segment (visitors repeat words). */
 function termsWithStem(seg: LiveSegment, stem: string): string[] {
@@ -139,7 +139,7 @@ function termsWithStem(seg: LiveSegment, stem: string): string[] {
  */
 export function termsWithPrefix(seg: LiveSegment, prefix: string, limit: number): string[] {
   let terms = sortedTerms.get(seg.reader);
-  if (!terms) sortedTerms.set(seg.reader, (terms = [...seg.reader.terms()].sort()));
+  if (!terms) sortedTerms.set(seg.reader, (terms = inCodeUnitOrder(seg.reader.terms())));
   let lo = 0;
   let hi = terms.length;
   while (lo < hi) {
@@ -150,6 +150,16 @@ export function termsWithPrefix(seg: LiveSegment, prefix: string, limit: number)
   const out: string[] = [];
   for (let i = lo; i < terms.length && out.length < limit && terms[i]!.startsWith(prefix); i++) out.push(terms[i]!);
   return out;
+}
+
+/**
+ * `terms` itself when it is already in UTF-16 code-unit order (a segment's vocabulary comes in
+ * code-point order, which differs only where astral characters meet U+E000–U+FFFF), else a
+ * sorted copy: no second array per segment and search thread in the usual case.
+ */
+export function inCodeUnitOrder(terms: readonly string[]): readonly string[] {
+  for (let i = 1; i < terms.length; i++) if (terms[i - 1]! > terms[i]!) return [...terms].sort();
+  return terms;
 }
 
 export function groupName(g: string): string {

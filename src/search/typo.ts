@@ -21,21 +21,36 @@ export class Vocabulary {
   /** Index into `terms` of the word ending at a node, or -1. */
   private wordAt: Int32Array;
   private size = 1;
-  private readonly terms: string[];
+  /** The caller's array, kept (not copied): it must not change afterwards. */
+  private readonly terms: readonly string[];
 
-  constructor(terms: Iterable<string>) {
-    this.terms = [...terms];
-    const cap = Math.max(16, this.terms.reduce((n, t) => n + t.length, 0) + 1);
+  constructor(terms: readonly string[]) {
+    this.terms = terms;
+    // Sized to the node count up front (exact for a vocabulary in code-point order, as segments
+    // hand it over): no over-sized arrays to fill and then copy, per segment and search thread.
+    const cap = trieNodeBound(terms);
     this.firstChild = new Int32Array(cap).fill(-1);
     this.nextSibling = new Int32Array(cap).fill(-1);
     this.char = new Uint32Array(cap);
     this.wordAt = new Int32Array(cap).fill(-1);
-    this.terms.forEach((t, i) => this.add(t, i));
-    // Trim to the nodes used.
-    this.firstChild = this.firstChild.slice(0, this.size);
-    this.nextSibling = this.nextSibling.slice(0, this.size);
-    this.char = this.char.slice(0, this.size);
-    this.wordAt = this.wordAt.slice(0, this.size);
+    terms.forEach((t, i) => this.add(t, i));
+    if (this.size < cap) {
+      // An unsorted list: trim to the nodes used.
+      this.firstChild = this.firstChild.slice(0, this.size);
+      this.nextSibling = this.nextSibling.slice(0, this.size);
+      this.char = this.char.slice(0, this.size);
+      this.wordAt = this.wordAt.slice(0, this.size);
+    }
+  }
+
+  /** Nodes of the trie, the root included. */
+  get nodeCount(): number {
+    return this.size;
+  }
+
+  /** Length of the trie's arrays (equal to {@link nodeCount} once built). */
+  get capacity(): number {
+    return this.firstChild.length;
   }
 
   private child(node: number, c: number): number {
@@ -121,6 +136,38 @@ export class Vocabulary {
     }
     for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) this.collect(k, d, out, limit);
   }
+}
+
+/**
+ * Trie nodes (root included) that {@link Vocabulary} needs for `terms`: each word adds the code
+ * points after its longest common prefix with the word before it. Exact when `terms` is in
+ * code-point order (then that prefix is the longest shared with any earlier word); an upper
+ * bound for any other order.
+ */
+export function trieNodeBound(terms: readonly string[]): number {
+  let nodes = 1;
+  let prev = '';
+  for (const t of terms) {
+    const m = Math.min(t.length, prev.length);
+    let i = 0;
+    while (i < m && t.charCodeAt(i) === prev.charCodeAt(i)) i++;
+    // A shared high surrogate whose low halves differ is not a shared code point.
+    if (i > 0 && i < t.length && isHighSurrogate(t.charCodeAt(i - 1))) i--;
+    for (; i < t.length; i++) {
+      nodes++;
+      if (isHighSurrogate(t.charCodeAt(i)) && i + 1 < t.length && isLowSurrogate(t.charCodeAt(i + 1))) i++;
+    }
+    prev = t;
+  }
+  return nodes;
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
 }
 
 /** Edit budget for a word of `len` characters under a tolerance setting. */

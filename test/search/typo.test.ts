@@ -1,0 +1,84 @@
+import t from 'tap';
+import { Vocabulary, trieNodeBound } from '../../src/search/typo.js';
+
+/** Trie nodes by brute force: the root plus every distinct non-empty code-point prefix. */
+function distinctPrefixes(terms: readonly string[]): number {
+  const seen = new Set<string>();
+  for (const term of terms) {
+    const cps = [...term];
+    for (let i = 1; i <= cps.length; i++) seen.add(cps.slice(0, i).join(''));
+  }
+  return seen.size + 1;
+}
+
+/** Code-point order, the order a segment's vocabulary comes in (SQLite BINARY over UTF-8). */
+function codePointSort(terms: string[]): string[] {
+  return [...terms].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+}
+
+// Shared prefixes, prefixes of other words, a duplicate, an empty word, non-ASCII letters,
+// astral characters (surrogate pairs) that share their high surrogate but not their code point,
+// and a BMP character above the surrogates (where UTF-16 and code-point order differ).
+const WORDS = [
+  'table', 'tables', 'tablespace', 'tab', 'cable', 'stable', 'vacuum', 'vacuumdb', 'the', 'postgres',
+  'postgresql', 'trigger', 'triggers', 'café', 'cafe', 'caffè', 'naïve', '𝒳ray', '𝒴ray', '𝒳', 'ｆｕｌｌ',
+  'tab', '', 'über', 'übersicht',
+];
+
+function fuzzyAll(v: Vocabulary, word: string, d: number, prefix: boolean): string[] {
+  return v.fuzzy(word, d, prefix).map((m) => `${m.term}:${m.distance}`).sort();
+}
+
+t.test('a vocabulary in code-point order gets arrays of exactly its node count', async (t) => {
+  const sorted = codePointSort(WORDS);
+  const v = new Vocabulary(sorted);
+  t.equal(trieNodeBound(sorted), distinctPrefixes(sorted), 'the bound is the brute-force node count');
+  t.equal(v.nodeCount, distinctPrefixes(sorted), 'the trie has one node per distinct prefix');
+  t.equal(v.capacity, v.nodeCount, 'no slack in the arrays');
+});
+
+t.test('any other order: the bound is an upper bound and the arrays are trimmed', async (t) => {
+  const orders = [WORDS, [...WORDS].reverse(), codePointSort(WORDS).reverse(), [...WORDS].sort()];
+  // A few deterministic shuffles.
+  let seed = 7;
+  for (let k = 0; k < 5; k++) {
+    const a = [...WORDS];
+    for (let i = a.length - 1; i > 0; i--) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      const j = seed % (i + 1);
+      [a[i], a[j]] = [a[j]!, a[i]!];
+    }
+    orders.push(a);
+  }
+  const reference = new Vocabulary(codePointSort(WORDS));
+  for (const order of orders) {
+    const v = new Vocabulary(order);
+    t.ok(trieNodeBound(order) >= v.nodeCount, 'upper bound');
+    t.equal(v.nodeCount, distinctPrefixes(order), 'same trie size whatever the order');
+    t.equal(v.capacity, v.nodeCount, 'trimmed to the nodes used');
+    for (const [w, d, p] of [['tabel', 1, false], ['vacum', 1, false], ['cafe', 1, false], ['𝒳ra', 1, true], ['postgrsql', 2, false], ['tab', 1, true]] as const) {
+      t.same(fuzzyAll(v, w, d, p), fuzzyAll(reference, w, d, p), `${w}: same matches as the sorted build`);
+    }
+  }
+});
+
+t.test('astral words: a shared high surrogate is not a shared code point', async (t) => {
+  // '𝒳' and '𝒴' are U+1D4B3 and U+1D4B4: the same high surrogate, different low surrogates.
+  const terms = ['𝒳a', '𝒴a'];
+  t.equal(trieNodeBound(terms), 5, 'root + 𝒳 + a + 𝒴 + a');
+  t.equal(new Vocabulary(terms).nodeCount, 5);
+  t.equal(trieNodeBound([]), 1, 'an empty vocabulary is the root alone');
+  t.same(new Vocabulary([]).fuzzy('abcd', 1), []);
+});
+
+t.test('prefix listing keeps a vocabulary already in code-unit order, sorts a copy otherwise', async (t) => {
+  const { inCodeUnitOrder } = await import('../../src/search/engine.js');
+  const ascii = ['a', 'ab', 'abc', 'b', 'table', 'tables'];
+  t.equal(inCodeUnitOrder(ascii), ascii, 'the same array, no copy');
+  // Code-point order puts U+FF46 before U+1D4B3; UTF-16 code-unit order (0xD835…) the other way round.
+  const codePoints = ['ｆｕｌｌ', '𝒳ray'];
+  const sorted = inCodeUnitOrder(codePoints);
+  t.not(sorted, codePoints, 'a copy');
+  t.same(sorted, ['𝒳ray', 'ｆｕｌｌ']);
+  t.same(codePoints, ['ｆｕｌｌ', '𝒳ray'], 'the segment vocabulary itself is not reordered');
+});
