@@ -23,6 +23,20 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
 }
 
+/**
+ * Runs `read` on a short-lived read-only connection to `path` with a small page cache
+ * ({@link SCAN_CACHE_KB}), closed afterwards: for whole-table scans done once per reader, which
+ * through the reader's own connection would leave its cache full for good.
+ */
+function scanWith<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
 
 /** One cached postings list; `used` is the second-chance bit of the CLOCK eviction. */
 interface PostingsEntry {
@@ -222,9 +236,7 @@ export class SegmentReader {
       interned.set(x, x);
       return x;
     };
-    const db = new Database(this.path, { readonly: true, fileMustExist: true });
-    try {
-      db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+    scanWith(this.path, (db) => {
       // Only columns stored before `title`/`headings`/`content` in the row: SQLite then never
       // reads a page's text (overflow pages), which on a large segment is most of the file.
       const it = db
@@ -241,9 +253,7 @@ export class SegmentReader {
         if (filters !== '[]') v.filters[id] = JSON.parse(filters) as FilterValue[];
         if (dataPoints !== '[]') v.dataPoints[id] = JSON.parse(dataPoints) as DataPoint[];
       }
-    } finally {
-      db.close();
-    }
+    });
     this.values = v;
     return v;
   }
@@ -280,15 +290,7 @@ export class SegmentReader {
    * with an unknown word or a prefix loads every segment's vocabulary.
    */
   terms(): string[] {
-    if (!this.vocab) {
-      const db = new Database(this.path, { readonly: true, fileMustExist: true });
-      try {
-        db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
-        this.vocab = db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[];
-      } finally {
-        db.close();
-      }
-    }
+    this.vocab ??= scanWith(this.path, (db) => db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[]);
     return this.vocab;
   }
 

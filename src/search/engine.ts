@@ -286,7 +286,6 @@ function releaseSlotHits(h: SlotHits): void {
   if (free.length < SLOT_POOL_PER_SIZE) free.push(h);
 }
 
-
 /** One cached list of values; `used` is its second-chance bit (CLOCK eviction). */
 interface ImpactEntry {
   p: Postings;
