@@ -55,10 +55,23 @@ const NON_ASCII_CHAR = /[^\x00-\x7f]/g;
 const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
 const FOLDED_WORD = /[\p{L}\p{N}]+/gu;
 
-interface Span {
-  word: string;
-  start: number;
-  end: number;
+/**
+ * Matched words of a text in text order, as parallel arrays: span i is `text[start[i], end[i])`
+ * and spells `words[word[i]]` (word ids are per call: one per distinct matched word found).
+ */
+interface Spans {
+  start: number[];
+  end: number[];
+  word: number[];
+  words: string[];
+}
+
+/** Id of `w` in `words`, appended if new (a text holds few distinct matched words). */
+function wordId(words: string[], w: string): number {
+  const i = words.indexOf(w);
+  if (i >= 0) return i;
+  words.push(w);
+  return words.length - 1;
 }
 
 /**
@@ -86,29 +99,68 @@ interface WordRuns {
   byHash?: HashIndex;
 }
 
-/** Sorted distinct run hashes; the runs of keys[i] are runs[offs[i]..offs[i+1]), in text order. */
+/**
+ * Sorted distinct run hashes; the runs of keys[i] are runs[offs[i]..offs[i+1]), in text order.
+ * `filter`: a 2,048-bit filter of the keys, so a matched word absent from the text is mostly
+ * settled without the binary search. `oneWord[i]`: 1 when every run of keys[i] spells the same
+ * lower-cased word (no hash collision inside the text), so checking its first run settles all.
+ */
 interface HashIndex {
   keys: Int32Array;
   offs: Int32Array;
   runs: Int32Array;
+  filter: Uint32Array;
+  oneWord: Uint8Array;
 }
 
+/** Whether the ASCII runs `text[a, a + len)` and `text[b, b + len)` are equal ignoring case. */
+function sameRun(text: string, a: number, b: number, len: number): boolean {
+  for (let i = 0; i < len; i++) {
+    let x = text.charCodeAt(a + i);
+    let y = text.charCodeAt(b + i);
+    if (x >= 65 && x <= 90) x += 32;
+    if (y >= 65 && y <= 90) y += 32;
+    if (x !== y) return false;
+  }
+  return true;
+}
+
+/** Packing factor for sorting (hash or run number, index) pairs as doubles: runs per text < PACK. */
+const PACK = 2 ** 21;
+
 function hashIndex(r: WordRuns): HashIndex {
-  const order = new Int32Array(r.count);
-  for (let k = 0; k < r.count; k++) order[k] = k;
-  // By hash, then by position: each hash's runs stay in text order.
-  const sorted = Array.from(order).sort((x, y) => r.hash[x]! - r.hash[y]! || x - y);
+  // By hash, then by position (each hash's runs stay in text order): one numeric sort of
+  // hash × PACK + run, exact in a double (|hash| < 2^31, run < PACK = 2^21).
+  const order = new Float64Array(r.count);
+  for (let k = 0; k < r.count; k++) order[k] = r.hash[k]! * PACK + k;
+  order.sort();
+  const runs = new Int32Array(r.count);
   const keys: number[] = [];
   const offs: number[] = [];
-  for (let i = 0; i < sorted.length; i++) {
-    const h = r.hash[sorted[i]!]!;
+  const filter = new Uint32Array(64);
+  for (let i = 0; i < r.count; i++) {
+    const k = (runs[i] = order[i]! - Math.floor(order[i]! / PACK) * PACK);
+    const h = r.hash[k]!;
     if (i === 0 || h !== keys[keys.length - 1]) {
       keys.push(h);
       offs.push(i);
+      filter[(h >>> 5) & 63]! |= 1 << (h & 31);
     }
   }
-  offs.push(sorted.length);
-  return { keys: Int32Array.from(keys), offs: Int32Array.from(offs), runs: Int32Array.from(sorted) };
+  offs.push(r.count);
+  const oneWord = new Uint8Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const first = runs[offs[i]!]!;
+    const s0 = r.start[first]!;
+    const len = r.end[first]! - s0;
+    let same = 1;
+    for (let j = offs[i]! + 1; j < offs[i + 1]! && same; j++) {
+      const k = runs[j]!;
+      if (r.end[k]! - r.start[k]! !== len || !sameRun(r.text, s0, r.start[k]!, len)) same = 0;
+    }
+    oneWord[i] = same;
+  }
+  return { keys: Int32Array.from(keys), offs: Int32Array.from(offs), runs, filter, oneWord };
 }
 
 /**
@@ -223,29 +275,91 @@ function runsOf(text: string, to: number, memo?: object): WordRuns {
   return r;
 }
 
+/** Lists of runs per matched hash merged by a linear pick up to this many lists; beyond, one sort. */
+const MERGE_LISTS = 8;
+
 /**
  * Spans of the words of `text[0, to)` whose folded form is in `matched`, in text order. ASCII
  * words are matched by the hash of their lower-cased characters (lower-casing is their whole
  * folding), other words by their folded forms.
  */
-function matchedSpans(text: string, matched: Set<string>, to = text.length, memo?: object): Span[] {
-  const out: Span[] = [];
+function matchedSpans(text: string, matched: Set<string>, to = text.length, memo?: object): Spans {
+  const out: Spans = { start: [], end: [], word: [], words: [] };
   const runs = runsOf(text, to, memo);
   const aw = asciiWords(matched);
-  if (aw && memo && runs.count > 64) {
-    // A kept text: look each matched word up in the text's runs grouped by hash.
+  if (aw && memo && runs.count > 64 && runs.count < PACK) {
+    // A kept text: look each matched word up in the text's runs grouped by hash. Each hash's
+    // runs are in text order (run numbers ascend with position), so the spans are a merge of
+    // those lists. A list whose runs all spell one word is settled by its first run; another
+    // (a hash collision inside the text) is checked run by run.
     const ix = (runs.byHash ??= hashIndex(runs));
+    const listFrom: number[] = [];
+    const listTo: number[] = [];
+    /** Word id of a one-word list; -1: check each run (`listWords` holds the hash's words). */
+    const listWord: number[] = [];
+    const listWords: Array<string[] | undefined> = [];
     for (const h of aw.list) {
+      if ((ix.filter[(h >>> 5) & 63]! & (1 << (h & 31))) === 0) continue;
       const i = findKey(ix.keys, h);
       if (i < 0) continue;
       const words = aw.hashes.get(h);
-      for (let j = ix.offs[i]!; j < ix.offs[i + 1]!; j++) {
-        const k = ix.runs[j]!;
-        const word = runWord(text, runs.start[k]!, runs.end[k]!, words);
-        if (word !== undefined) out.push({ word, start: runs.start[k]!, end: runs.end[k]! });
+      let id = -1;
+      if (ix.oneWord[i] === 1) {
+        const k0 = ix.runs[ix.offs[i]!]!;
+        const w = runWord(text, runs.start[k0]!, runs.end[k0]!, words);
+        if (w === undefined) continue;
+        id = wordId(out.words, w);
+      }
+      listFrom.push(ix.offs[i]!);
+      listTo.push(ix.offs[i + 1]!);
+      listWord.push(id);
+      listWords.push(words);
+    }
+    const add = (l: number, k: number) => {
+      const s0 = runs.start[k]!;
+      const e0 = runs.end[k]!;
+      let id = listWord[l]!;
+      if (id < 0) {
+        const w = runWord(text, s0, e0, listWords[l]);
+        if (w === undefined) return;
+        id = wordId(out.words, w);
+      }
+      out.start.push(s0);
+      out.end.push(e0);
+      out.word.push(id);
+    };
+    const lists = listFrom.length;
+    if (lists <= MERGE_LISTS) {
+      const head = listFrom;
+      for (;;) {
+        let best = -1;
+        let bestK = PACK;
+        for (let l = 0; l < lists; l++) {
+          if (head[l]! < listTo[l]!) {
+            const k = ix.runs[head[l]!]!;
+            if (k < bestK) {
+              bestK = k;
+              best = l;
+            }
+          }
+        }
+        if (best < 0) break;
+        head[best]!++;
+        add(best, bestK);
+      }
+    } else {
+      // Many lists: one numeric sort of run × PACK + list (exact in a double).
+      let n = 0;
+      for (let l = 0; l < lists; l++) n += listTo[l]! - listFrom[l]!;
+      const order = new Float64Array(n);
+      n = 0;
+      for (let l = 0; l < lists; l++) for (let j = listFrom[l]!; j < listTo[l]!; j++) order[n++] = ix.runs[j]! * PACK + l;
+      order.sort();
+      for (let j = 0; j < n; j++) {
+        const l = order[j]! % PACK;
+        add(l, (order[j]! - l) / PACK);
       }
     }
-    if (aw.list.length > 1) out.sort((x, y) => x.start - y.start);
   } else if (aw) {
     const { hashes, filter, maxLen } = aw;
     const { start, end, hash, count } = runs;
@@ -253,21 +367,33 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
       const h = hash[k]!;
       if ((filter[(h >>> 5) & 63]! & (1 << (h & 31))) === 0 || end[k]! - start[k]! > maxLen) continue;
       const word = runWord(text, start[k]!, end[k]!, hashes.get(h));
-      if (word !== undefined) out.push({ word, start: start[k]!, end: end[k]! });
+      if (word !== undefined) {
+        out.start.push(start[k]!);
+        out.end.push(end[k]!);
+        out.word.push(wordId(out.words, word));
+      }
     }
   }
   if (!runs.nonAscii) return out;
-  let added = false;
+  const ascii = out.start.length;
   for (const r of runs.other) {
     for (const w of r.words) {
       if (matched.has(w)) {
-        out.push({ word: w, start: r.start, end: r.end });
-        added = true;
+        out.start.push(r.start);
+        out.end.push(r.end);
+        out.word.push(wordId(out.words, w));
         break;
       }
     }
   }
-  if (added) out.sort((x, y) => x.start - y.start);
+  if (out.start.length > ascii) {
+    // Spans never overlap (an ASCII run touching a non-ASCII code unit is not one), so an
+    // order by start is a total order.
+    const order = out.start.map((_, i) => i).sort((x, y) => out.start[x]! - out.start[y]!);
+    out.start = order.map((i) => out.start[i]!);
+    out.end = order.map((i) => out.end[i]!);
+    out.word = order.map((i) => out.word[i]!);
+  }
   return out;
 }
 
@@ -279,13 +405,17 @@ export function highlight(text: string, matched: Set<string>, memo?: object): st
   return markSpans(text, matchedSpans(text, matched, text.length, memo), 0, text.length);
 }
 
-function markSpans(text: string, spans: Span[], from: number, to: number): string {
+/** `text[from, to)` escaped, with the spans inside it (and not before an earlier one's end) marked. */
+function markSpans(text: string, spans: Spans, from: number, to: number): string {
   let out = '';
   let pos = from;
-  for (const s of spans) {
-    if (s.start < pos || s.end > to) continue;
-    out += escapeHtml(text.slice(pos, s.start)) + '<mark>' + escapeHtml(text.slice(s.start, s.end)) + '</mark>';
-    pos = s.end;
+  const { start, end } = spans;
+  for (let i = 0; i < start.length; i++) {
+    const s = start[i]!;
+    const e = end[i]!;
+    if (s < pos || e > to) continue;
+    out += escapeHtml(text.slice(pos, s)) + '<mark>' + escapeHtml(text.slice(s, e)) + '</mark>';
+    pos = e;
   }
   return out + escapeHtml(text.slice(pos, to));
 }
@@ -319,44 +449,53 @@ function wordEndAtOrBefore(text: string, i: number): number {
 export function snippet(text: string, matched: Set<string>, opts: { size?: number; highlight: boolean; memo?: object }): string {
   const size = opts.size ?? 240;
   const scanTo = Math.min(text.length, SCAN_LIMIT);
-  const spans = matched.size ? matchedSpans(text, matched, scanTo, opts.memo) : [];
+  const spans = matched.size ? matchedSpans(text, matched, scanTo, opts.memo) : null;
   let from = 0;
-  if (spans.length > 0) {
-    // Two pointers over the matches: the window [i, j) spans at most `size` characters.
-    const counts = new Map<string, number>();
+  const n = spans ? spans.start.length : 0;
+  if (spans && n > 0) {
+    // Two pointers over the matches: the window [i, j) spans at most `size` characters;
+    // counts[id] is how often word id occurs in it, `distinct` how many ids have a non-zero
+    // count. A span longer than `size` never enters a window; leaving one it never entered
+    // marks its word NaN, counted as present from then on (as the Map of counts this replaced
+    // did, so snippets stay byte-identical in that corner).
+    const { start, end, word } = spans;
+    const counts = new Float64Array(spans.words.length);
+    let distinct = 0;
     let bestI = 0;
     let bestDistinct = -1;
     let bestCount = -1;
     let j = 0;
-    for (let i = 0; i < spans.length; i++) {
-      while (j < spans.length && spans[j]!.end - spans[i]!.start <= size) {
-        counts.set(spans[j]!.word, (counts.get(spans[j]!.word) ?? 0) + 1);
+    for (let i = 0; i < n; i++) {
+      while (j < n && end[j]! - start[i]! <= size) {
+        if (counts[word[j]!]!++ === 0) distinct++;
         j++;
       }
-      const distinct = counts.size;
       const count = j - i;
       if (distinct > bestDistinct || (distinct === bestDistinct && count > bestCount)) {
         bestDistinct = distinct;
         bestCount = count;
         bestI = i;
       }
-      const w = spans[i]!.word;
-      const c = counts.get(w)! - 1;
-      if (c === 0) counts.delete(w);
-      else counts.set(w, c);
+      const id = word[i]!;
+      const v = counts[id]!;
+      if (v === 0) {
+        counts[id] = NaN;
+        distinct++;
+      } else if ((counts[id] = v - 1) === 0) distinct--;
     }
-    const first = spans[bestI]!;
-    let lastEnd = first.end;
-    for (let k = bestI; k < spans.length && spans[k]!.end - first.start <= size; k++) lastEnd = spans[k]!.end;
+    const firstStart = start[bestI]!;
+    let lastEnd = end[bestI]!;
+    for (let k = bestI; k < n && end[k]! - firstStart <= size; k++) lastEnd = end[k]!;
     // Lead-in context of up to a fifth of the window, from the slack the matches leave.
-    const lead = Math.min(Math.floor(size / 5), Math.max(0, size - (lastEnd - first.start)));
-    from = first.start - lead <= 0 ? 0 : wordStartAtOrAfter(text, first.start - lead);
+    const lead = Math.min(Math.floor(size / 5), Math.max(0, size - (lastEnd - firstStart)));
+    from = firstStart - lead <= 0 ? 0 : wordStartAtOrAfter(text, firstStart - lead);
   }
   let to = Math.min(text.length, from + size);
   if (to < text.length) to = Math.max(from + 1, wordEndAtOrBefore(text, to));
   // Trim whitespace at both ends without losing track of what was cut.
   while (from < to && SPACE.test(text[from]!)) from++;
   while (to > from && SPACE.test(text[to - 1]!)) to--;
-  const inner = opts.highlight ? markSpans(text, spans.filter((s) => s.start >= from && s.end <= to), from, to) : text.slice(from, to);
+  // markSpans skips spans outside [from, to) itself.
+  const inner = opts.highlight ? (spans ? markSpans(text, spans, from, to) : escapeHtml(text.slice(from, to))) : text.slice(from, to);
   return (from > 0 ? '…' : '') + inner + (to < text.length && text.slice(to).trim() !== '' ? '…' : '');
 }

@@ -116,3 +116,99 @@ t.test('words whose hashes collide are told apart; a card memo keeps its title a
   }
   t.equal(highlight(text, new Set(['aan']), card).match(/<mark>/g)?.length, 3, 'aan, AAN, aAn');
 });
+
+// The snippet window as it was chosen before span lists became parallel arrays: a Map of word
+// counts over two pointers (including its corner: a span longer than the window).
+function referenceSnippet(text: string, matched: Set<string>, size: number): string {
+  const spans: Array<{ word: string; start: number; end: number }> = [];
+  const words = [...matched].filter((w) => /^[a-z0-9]+$/.test(w)).sort((a, b) => b.length - a.length);
+  const scan = text.slice(0, 12_000);
+  if (words.length) {
+    const re = new RegExp(`(?<![A-Za-z0-9\\u0080-\\uffff])(?:${words.join('|')})(?![A-Za-z0-9\\u0080-\\uffff])`, 'gi');
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(scan)) !== null) spans.push({ word: m[0].toLowerCase(), start: m.index, end: m.index + m[0].length });
+  }
+  const counts = new Map<string, number>();
+  let from = 0;
+  if (spans.length) {
+    let bestI = 0;
+    let bestDistinct = -1;
+    let bestCount = -1;
+    let j = 0;
+    for (let i = 0; i < spans.length; i++) {
+      while (j < spans.length && spans[j]!.end - spans[i]!.start <= size) {
+        counts.set(spans[j]!.word, (counts.get(spans[j]!.word) ?? 0) + 1);
+        j++;
+      }
+      if (counts.size > bestDistinct || (counts.size === bestDistinct && j - i > bestCount)) {
+        bestDistinct = counts.size;
+        bestCount = j - i;
+        bestI = i;
+      }
+      const c = counts.get(spans[i]!.word)! - 1;
+      if (c === 0) counts.delete(spans[i]!.word);
+      else counts.set(spans[i]!.word, c);
+    }
+    const first = spans[bestI]!;
+    let lastEnd = first.end;
+    for (let k = bestI; k < spans.length && spans[k]!.end - first.start <= size; k++) lastEnd = spans[k]!.end;
+    const lead = Math.min(Math.floor(size / 5), Math.max(0, size - (lastEnd - first.start)));
+    if (first.start - lead > 0) {
+      const i = first.start - lead;
+      if (/\s/.test(text[i - 1]!)) from = i;
+      else {
+        const s = text.slice(i, i + 60).search(/\s/);
+        from = s < 0 ? i : i + s + 1;
+      }
+    }
+  }
+  let to = Math.min(text.length, from + size);
+  if (to < text.length && !/\s/.test(text[to]!)) {
+    const back = text.slice(Math.max(0, to - 60), to);
+    const k = back.search(/\s\S*$/);
+    to = Math.max(from + 1, k < 0 ? to : Math.max(0, to - 60) + k);
+  }
+  while (from < to && /\s/.test(text[from]!)) from++;
+  while (to > from && /\s/.test(text[to - 1]!)) to--;
+  return (from > 0 ? '…' : '') + text.slice(from, to) + (to < text.length && text.slice(to).trim() !== '' ? '…' : '');
+}
+
+t.test('many matched words in a kept text (more lists than the merge takes: one sort) and the window against its Map reference', async (t) => {
+  // High bits of a 32-bit LCG (its low bits repeat with short periods, so texts would hold
+  // only a few of the words).
+  let seed = 23;
+  const rnd = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % n;
+  // ac0/aan collide; every word is ASCII so the reference's regex finds the same spans.
+  const vocab = ['table', 'Tables', 'index', 'INDEX', 'rows', 'x9', 'a', 'vacuum', 'data', 'conf', 'config', 'z', 'ac0', 'AAN', 'wal', 'lsn', 'gin', 'gist', 'brin', 'hash'];
+  const seps = [' ', ', ', '. ', '_', '-', '\n', '<b>', ' & '];
+  let same = 0;
+  for (let n = 0; n < 120; n++) {
+    let text = '';
+    const len = 70 + rnd(500);
+    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const memo = {};
+    for (let r = 0; r < 3; r++) {
+      const matched = new Set<string>();
+      // 6-19 distinct words (a stride coprime with the vocabulary's length): both the merge
+      // (at most 8 lists) and the sort.
+      const k = 6 + rnd(14);
+      const off = rnd(vocab.length);
+      for (let i = 0; i < k; i++) matched.add(fold(vocab[(off + 7 * i) % vocab.length]!));
+      const a = snippet(text, matched, { highlight: true, memo });
+      const b = snippet(text, matched, { highlight: true });
+      const plain = snippet(text, matched, { highlight: false, memo });
+      if (a === b && plain === referenceSnippet(text, matched, 240) && highlight(text, matched, memo) === referenceHighlight(text, matched)) same++;
+      else t.fail(`differs with ${JSON.stringify([...matched])}`);
+    }
+  }
+  t.equal(same, 360);
+});
+
+t.test('a matched word longer than the snippet window picks the window its Map reference did', async (t) => {
+  const long = 'x'.repeat(30);
+  for (const text of [`a b ${long} c a b c ${long} a`, `${long} a ${long} b c`, `a ${long} ${long} b a c a b`]) {
+    for (const m of [new Set([long]), new Set([long, 'a']), new Set(['a', 'b', 'c', long])]) {
+      t.equal(snippet(text, m, { highlight: false, size: 20 }), referenceSnippet(text, m, 20), `${text} / ${[...m].join(',')}`);
+    }
+  }
+});
