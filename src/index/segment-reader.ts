@@ -95,7 +95,6 @@ export class SegmentReader {
   readonly info: SegmentInfo;
   private readonly db: Database.Database;
   private values: DocValues | null = null;
-  private vocab: string[] | null = null;
   private readonly stmtTerm: Database.Statement;
   private readonly stmtStem: Database.Statement;
   private readonly stmtPrefix: Database.Statement;
@@ -282,7 +281,9 @@ export class SegmentReader {
   }
 
   /**
-   * Sorted vocabulary of this segment (loaded on first use; typo matching and prefixes). Read
+   * Sorted vocabulary of this segment, read anew on every call and not kept: the search engine
+   * builds its typo trie from it once per segment and thread, and the trie spells words itself
+   * (holding the list as well cost each search thread one JS string per word and segment). Read
    * through a short-lived connection with a small page cache ({@link SCAN_CACHE_KB}), like
    * {@link docValues}: the scan walks the whole terms table (postings are stored inline, ≈5 MB
    * for 5,000 pages), and through this reader's own connection it left that connection's cache
@@ -290,8 +291,7 @@ export class SegmentReader {
    * with an unknown word or a prefix loads every segment's vocabulary.
    */
   terms(): string[] {
-    this.vocab ??= scanWith(this.path, (db) => db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[]);
-    return this.vocab;
+    return scanWith(this.path, (db) => db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[]);
   }
 
   /** Whether `term` is in this segment's vocabulary. */

@@ -133,11 +133,14 @@ function termsWithStem(seg: LiveSegment, stem: string): string[] {
 }
 
 /**
- * The first `limit` words of one segment starting with `prefix`, in code-unit order: a binary
- * search over the segment's vocabulary held in memory (loaded once for typo matching anyway)
- * instead of an SQLite range query per keystroke.
+ * The first `limit` words of one segment starting with `prefix`, in code-unit order: listed from
+ * the segment's typo trie (loaded once for typo matching anyway) instead of an SQLite range
+ * query per keystroke. Where the trie cannot list in code-unit order (surrogates in the prefix
+ * or a lone one in the vocabulary), a binary search over the sorted word list.
  */
 export function termsWithPrefix(seg: LiveSegment, prefix: string, limit: number): string[] {
+  const fromTrie = vocabularyOf(seg).withPrefix(prefix, limit);
+  if (fromTrie) return fromTrie;
   let terms = sortedTerms.get(seg.reader);
   if (!terms) sortedTerms.set(seg.reader, (terms = inCodeUnitOrder(seg.reader.terms())));
   let lo = 0;

@@ -11,35 +11,38 @@ export interface FuzzyMatch {
 }
 
 /**
- * A trie over a sorted vocabulary in flat typed arrays (first child / next sibling), about
- * 14 bytes a node instead of a Map per node: segments of 100k pages keep their tries small.
+ * A trie over a vocabulary in flat typed arrays (first child / next sibling), 13 bytes a node
+ * instead of a Map per node. It keeps no word strings: a match's word is spelled from the path
+ * walked to its node, and {@link withPrefix} lists words from the trie, so a segment's vocabulary
+ * costs each search thread its trie alone (not the trie plus one JS string per word, about as
+ * much again). Built per segment and search thread; immutable once built.
  */
 export class Vocabulary {
   private firstChild: Int32Array;
   private nextSibling: Int32Array;
   private char: Uint32Array;
-  /** Index into `terms` of the word ending at a node, or -1. */
-  private wordAt: Int32Array;
+  /** 1 where a word ends at the node. */
+  private isWord: Uint8Array;
   private size = 1;
-  /** The caller's array, kept (not copied): it must not change afterwards. */
-  private readonly terms: readonly string[];
+  /** Some word holds a lone surrogate: code-unit order is then not a walk in child order. */
+  private loneSurrogate = false;
 
+  /** `terms` is read once here and not kept. */
   constructor(terms: readonly string[]) {
-    this.terms = terms;
     // Sized to the node count up front (exact for a vocabulary in code-point order, as segments
     // hand it over): no over-sized arrays to fill and then copy, per segment and search thread.
     const cap = trieNodeBound(terms);
     this.firstChild = new Int32Array(cap).fill(-1);
     this.nextSibling = new Int32Array(cap).fill(-1);
     this.char = new Uint32Array(cap);
-    this.wordAt = new Int32Array(cap).fill(-1);
-    terms.forEach((t, i) => this.add(t, i));
+    this.isWord = new Uint8Array(cap);
+    for (const t of terms) this.add(t);
     if (this.size < cap) {
       // An unsorted list: trim to the nodes used.
       this.firstChild = this.firstChild.slice(0, this.size);
       this.nextSibling = this.nextSibling.slice(0, this.size);
       this.char = this.char.slice(0, this.size);
-      this.wordAt = this.wordAt.slice(0, this.size);
+      this.isWord = this.isWord.slice(0, this.size);
     }
   }
 
@@ -58,10 +61,11 @@ export class Vocabulary {
     return -1;
   }
 
-  private add(term: string, index: number): void {
+  private add(term: string): void {
     let n = 0;
     for (const ch of term) {
       const c = ch.codePointAt(0)!;
+      if (c >= 0xd800 && c <= 0xdfff) this.loneSurrogate = true;
       let k = this.child(n, c);
       if (k === -1) {
         k = this.size++;
@@ -71,7 +75,7 @@ export class Vocabulary {
       }
       n = k;
     }
-    this.wordAt[n] = index;
+    this.isWord[n] = 1;
   }
 
   /**
@@ -83,24 +87,56 @@ export class Vocabulary {
    */
   fuzzy(word: string, maxDist: number, prefix = false, limit = 200): FuzzyMatch[] {
     const w = [...word].map((ch) => ch.codePointAt(0)!);
-    const out = new Map<number, number>();
+    // Keyed by the node a word ends at (one node per word), in the order the walk finds them.
+    const out = new Map<number, FuzzyMatch>();
+    const path: number[] = [];
     const firstRow = Array.from({ length: w.length + 1 }, (_, i) => i);
     const first = this.child(0, w[0]!);
-    if (first !== -1) this.walk(first, -1, firstRow, null, w, maxDist, prefix, out, limit);
+    if (first !== -1) this.walk(first, -1, firstRow, null, w, maxDist, prefix, out, limit, path);
     // A transposition of the first two letters ("teh" for "the").
     if (w.length > 1 && w[1] !== w[0]) {
       const alt = this.child(0, w[1]!);
-      if (alt !== -1) this.walk(alt, -1, firstRow, null, w, maxDist, prefix, out, limit);
+      if (alt !== -1) this.walk(alt, -1, firstRow, null, w, maxDist, prefix, out, limit, path);
     }
-    return [...out].map(([i, distance]) => ({ term: this.terms[i]!, distance }));
+    return [...out.values()];
+  }
+
+  /**
+   * The first `limit` words starting with `prefix`, in UTF-16 code-unit order (the order of
+   * `<` on strings), or null when the trie cannot answer in that order: a `prefix` holding a
+   * surrogate code unit, or a vocabulary with a lone surrogate (the caller sorts the word list).
+   */
+  withPrefix(prefix: string, limit: number): string[] | null {
+    if (this.loneSurrogate || /[\ud800-\udfff]/.test(prefix)) return null;
+    let n = 0;
+    for (const ch of prefix) {
+      n = this.child(n, ch.codePointAt(0)!);
+      if (n === -1) return [];
+    }
+    const out: string[] = [];
+    if (limit > 0) this.list(n, prefix, limit, out);
+    return out;
+  }
+
+  /** Depth-first in code-unit order: a word before the longer words it starts. */
+  private list(node: number, spelled: string, limit: number, out: string[]): void {
+    if (this.isWord[node] === 1) out.push(spelled);
+    const kids: number[] = [];
+    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) kids.push(k);
+    kids.sort((a, b) => codeUnitKey(this.char[a]!) - codeUnitKey(this.char[b]!));
+    for (const k of kids) {
+      if (out.length >= limit) return;
+      this.list(k, spelled + String.fromCodePoint(this.char[k]!), limit, out);
+    }
   }
 
   private walk(
     node: number, prevCh: number, prevRow: number[], prevPrevRow: number[] | null,
-    w: number[], maxDist: number, prefix: boolean, out: Map<number, number>, limit: number,
+    w: number[], maxDist: number, prefix: boolean, out: Map<number, FuzzyMatch>, limit: number, path: number[],
   ): void {
     if (out.size >= limit) return;
     const ch = this.char[node]!;
+    path.push(ch);
     const cols = w.length + 1;
     const row = new Array<number>(cols);
     row[0] = prevRow[0]! + 1;
@@ -115,27 +151,40 @@ export class Vocabulary {
     const d = row[cols - 1]!;
     if (prefix && d <= maxDist) {
       // Every word below this node starts with a prefix within budget.
-      this.collect(node, d, out, limit);
-      return;
+      this.collect(node, d, out, limit, path);
+    } else {
+      if (this.isWord[node] === 1 && d <= maxDist) found(out, node, d, path);
+      if (best <= maxDist) {
+        for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) this.walk(k, ch, row, prevRow, w, maxDist, prefix, out, limit, path);
+      }
     }
-    const wi = this.wordAt[node]!;
-    if (wi !== -1 && d <= maxDist) {
-      const old = out.get(wi);
-      if (old === undefined || d < old) out.set(wi, d);
-    }
-    if (best > maxDist) return;
-    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) this.walk(k, ch, row, prevRow, w, maxDist, prefix, out, limit);
+    path.pop();
   }
 
-  private collect(node: number, d: number, out: Map<number, number>, limit: number): void {
+  /** `path` ends with `node`'s character. */
+  private collect(node: number, d: number, out: Map<number, FuzzyMatch>, limit: number, path: number[]): void {
     if (out.size >= limit) return;
-    const wi = this.wordAt[node]!;
-    if (wi !== -1) {
-      const old = out.get(wi);
-      if (old === undefined || d < old) out.set(wi, d);
+    if (this.isWord[node] === 1) found(out, node, d, path);
+    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) {
+      path.push(this.char[k]!);
+      this.collect(k, d, out, limit, path);
+      path.pop();
     }
-    for (let k = this.firstChild[node]!; k !== -1; k = this.nextSibling[k]!) this.collect(k, d, out, limit);
   }
+}
+
+/** Records the word ending at `node` (spelled by `path`) at distance `d`, keeping its first place and best distance. */
+function found(out: Map<number, FuzzyMatch>, node: number, d: number, path: number[]): void {
+  const old = out.get(node);
+  if (old === undefined) out.set(node, { term: String.fromCodePoint(...path), distance: d });
+  else if (d < old.distance) old.distance = d;
+}
+
+/** Sort key of one code point in UTF-16 code-unit order (an astral one by its surrogate pair). */
+function codeUnitKey(cp: number): number {
+  if (cp < 0x10000) return cp * 0x10000;
+  const v = cp - 0x10000;
+  return (0xd800 + (v >> 10)) * 0x10000 + 0xdc00 + (v & 0x3ff);
 }
 
 /**

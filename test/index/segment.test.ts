@@ -295,6 +295,9 @@ t.test('vocabulary and doc values are scanned through short-lived small-cache co
   t.match(scans[0]!.sql.join('\n'), /SELECT term FROM terms/);
   t.notMatch(own.sql.join('\n'), /SELECT term FROM terms ORDER BY term/, 'the reader connection never scans the terms table');
   t.notOk(own.closed);
-  t.equal(r.terms(), vocab, 'loaded once');
-  t.equal(conns.length, 3);
+  const again = r.terms();
+  t.not(again, vocab, 'read anew, not kept by the reader (the engine builds its trie from it once)');
+  t.same(again, vocab);
+  t.equal(conns.length, 4, 'another short-lived scan connection');
+  t.ok(conns[3]!.closed);
 });

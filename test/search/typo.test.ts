@@ -82,3 +82,45 @@ t.test('prefix listing keeps a vocabulary already in code-unit order, sorts a co
   t.same(sorted, ['𝒳ray', 'ｆｕｌｌ']);
   t.same(codePoints, ['ｆｕｌｌ', '𝒳ray'], 'the segment vocabulary itself is not reordered');
 });
+
+/** The first `limit` words starting with `prefix` in code-unit order, by brute force over a sorted list. */
+function prefixedReference(terms: readonly string[], prefix: string, limit: number): string[] {
+  return [...new Set(terms)].sort().filter((t) => t.startsWith(prefix)).slice(0, limit);
+}
+
+t.test('prefix listing from the trie equals a sorted word list, in code-unit order', async (t) => {
+  // Astral words ('𝒳ray') sort before U+FF46 ('ｆｕｌｌ') in code units, after it in code points.
+  const terms = [...WORDS, 'ｆａ', '𝒳', '𝒳a', 'ta', 'tabl', 'tablet', 'tableau', 'z'];
+  const v = new Vocabulary(codePointSort(terms));
+  let checked = 0;
+  for (const prefix of ['', 't', 'ta', 'tab', 'tabl', 'table', 'tables', 'tablesp', 'x', 'caf', 'café', 'ü', 'über', 'n', 'z', 'zz']) {
+    for (const limit of [0, 1, 2, 3, 60]) {
+      t.same(v.withPrefix(prefix, limit), prefixedReference(terms, prefix, limit), `"${prefix}" / ${limit}`);
+      checked++;
+    }
+  }
+  t.equal(checked, 80);
+  t.same(prefixedReference(terms, '', 100).filter((w) => /[^\x00-\x7f]/.test(w) && !/[àèéïü]/.test(w)), ['𝒳', '𝒳a', '𝒳ray', '𝒴ray', 'ｆａ', 'ｆｕｌｌ'], 'the reference itself: astral before U+FFxx');
+  t.same(v.withPrefix('', 100), prefixedReference(terms, '', 100));
+});
+
+t.test('prefix listing declines where the trie order is not code-unit order', async (t) => {
+  const v = new Vocabulary(codePointSort(WORDS));
+  t.equal(v.withPrefix('\ud835', 10), null, 'a prefix ending inside a surrogate pair');
+  t.equal(v.withPrefix('𝒳', 10), null, 'a prefix with a surrogate pair');
+  const lone = new Vocabulary(['a', 'a\ud835b', 'ab']);
+  t.equal(lone.withPrefix('a', 10), null, 'a vocabulary holding a lone surrogate');
+  t.same(lone.fuzzy('ab', 1).map((m) => m.term).sort(), ['a', 'a\ud835b', 'ab'].sort(), 'its words are still spelled exactly');
+});
+
+t.test('the trie keeps no word list: matches are spelled from the trie', async (t) => {
+  const list = codePointSort(WORDS);
+  const v = new Vocabulary(list);
+  const before = fuzzyAll(v, 'tabel', 2, true);
+  const prefixed = v.withPrefix('ta', 60);
+  list.fill('changed');
+  t.same(fuzzyAll(v, 'tabel', 2, true), before, 'changing the list after the build changes no match');
+  t.same(v.withPrefix('ta', 60), prefixed);
+  t.same(fuzzyAll(v, '𝒳rat', 1, false), ['𝒳ray:1'], 'astral words spelled whole');
+  t.same(fuzzyAll(v, 'tabel', 1, false), ['table:1'], 'a match with its distance');
+});
