@@ -5,6 +5,7 @@
  * the old or the new generation, never a mix.
  */
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
 
@@ -49,6 +50,19 @@ export function fsyncDir(dir: string): void {
 }
 
 /**
+ * {@link fsyncDir} on libuv's threadpool: the main thread goes on serving while the disk
+ * syncs (a directory fsync takes milliseconds, tens of them on a busy disk).
+ */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * Reads `<projectDir>/manifest.json`, deleting leftover temp manifests of an interrupted commit.
  * Returns an empty manifest for a new project. A present but unreadable manifest is corruption
  * (the rename is atomic, so it cannot be torn) and throws.
@@ -79,22 +93,26 @@ export function readManifest(projectDir: string): Manifest {
 }
 
 /**
- * Atomically replaces the manifest: write temp, fsync, rename, fsync directory.
- * Main thread, synchronous on purpose: the commit step must not interleave with another commit.
+ * Atomically replaces the manifest: write temp, fsync, rename, fsync directory. Main thread;
+ * the file work runs on libuv's threadpool (async), so the caller must serialise calls: two
+ * in flight for one project would share the temp file. SegmentStore's commit chain does (one
+ * commit at a time, in order). Resolves once the new manifest is durable; until then a crash
+ * leaves the old one or the new one (the rename is atomic), and a rejection means the caller
+ * must treat the commit as not done (the old manifest may still be the one on disk).
  * `pauseBeforeRename` is a crash-test hook (stall with the temp file written).
  */
-export function writeManifest(projectDir: string, manifest: Manifest, pauseBeforeRename?: () => void): void {
+export async function writeManifest(projectDir: string, manifest: Manifest, pauseBeforeRename?: () => void): Promise<void> {
   const tmp = path.join(projectDir, `${TEMP_PREFIX}-${process.pid}`);
-  const fd = fs.openSync(tmp, 'w');
+  const handle = await fsp.open(tmp, 'w');
   try {
-    fs.writeSync(fd, JSON.stringify(manifest));
-    fs.fsyncSync(fd);
+    await handle.writeFile(JSON.stringify(manifest));
+    await handle.sync();
   } finally {
-    fs.closeSync(fd);
+    await handle.close();
   }
   pauseBeforeRename?.();
-  fs.renameSync(tmp, path.join(projectDir, MANIFEST_FILE));
-  fsyncDir(projectDir);
+  await fsp.rename(tmp, path.join(projectDir, MANIFEST_FILE));
+  await fsyncDirAsync(projectDir);
 }
 
 export function safeReaddir(dir: string): string[] {

@@ -5,9 +5,11 @@
  * SQLite files), `manifest.json` (the live segment list). See docs/STORAGE.md.
  *
  * Threads: everything here runs on the main thread. Segment builds and merges run in the pool;
- * only {@link SegmentStore} publishes their result, in a synchronous commit step (rename the
- * sealed file, compute tombstones copy-on-write, write the manifest atomically, swap the
- * generation). Being synchronous, two commits can never interleave.
+ * only {@link SegmentStore} publishes their result, in a serial commit step (rename the sealed
+ * file, compute tombstones copy-on-write, write the manifest atomically, swap the generation).
+ * The commit's file work (renames, fsyncs) runs on libuv's threadpool, so the main thread keeps
+ * serving meanwhile; commits are chained (one in flight, in call order), and a commit reads
+ * and changes the in-memory state only while it holds the chain, so two never interleave.
  *
  * Invariants:
  * - every op with seq <= `committedSeq` is in a published segment (or provably unneeded: a
@@ -34,7 +36,7 @@ import type {
   SegmentSummary,
   WriteOp,
 } from './contract.js';
-import { readManifest, writeManifest, fsyncDir, safeReaddir, type Manifest, type ManifestSegment, MANIFEST_FORMAT } from './manifest.js';
+import { readManifest, writeManifest, fsyncDirAsync, safeReaddir, type Manifest, type ManifestSegment, MANIFEST_FORMAT } from './manifest.js';
 import { selectMerges, type MergePolicyOptions } from './merge-policy.js';
 import { FIELDS, readRowColumns, type RowColumns, type SegmentDelete, type SegmentInfo } from './segment.js';
 import { SegmentReader } from './segment-reader.js';
@@ -285,6 +287,8 @@ export class SegmentStore implements ProjectIndex {
   private refreshTimer: NodeJS.Timeout | null = null;
   private flushChain: Promise<void> = Promise.resolve();
   private mergeChain: Promise<void> = Promise.resolve();
+  /** Commits in flight, in order: a commit starts when the previous one has finished. */
+  private commitChain: Promise<void> = Promise.resolve();
   private closed = false;
 
   private constructor(opts: SegmentStoreOptions) {
@@ -754,7 +758,7 @@ export class SegmentStore implements ProjectIndex {
         const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
       }
-      this.commit(built, [], upTo);
+      await this.commit(built, [], upTo);
     } catch (err) {
       // Built but not published (another part or the commit failed): close and delete.
       for (const st of built) if (st.genRefs === 0) this.discard(st);
@@ -812,11 +816,14 @@ export class SegmentStore implements ProjectIndex {
   /**
    * Runs a build/merge task in the pool writing `<id>.seg.tmp`, then renames it into place and
    * opens it. The file is sealed (fsynced, closed) by writeSegment before the task returns.
+   * Both names stay in {@link inFlight} until the segment is a known state: the rename and the
+   * directory fsync are awaited, and gc may run in between.
    */
   private async buildAndSeal(id: string, task: object): Promise<SegState> {
     const file = `${id}.seg`;
     const tmp = path.join(this.segDir, `${file}.tmp`);
     this.inFlight.add(`${file}.tmp`);
+    this.inFlight.add(file);
     let info: SegmentInfo;
     try {
       info = (await this.pool.run({
@@ -826,36 +833,54 @@ export class SegmentStore implements ProjectIndex {
         ...(this.pauseIn ? { pauseIn: this.pauseIn } : {}),
       })) as SegmentInfo;
       if (this.closed) throw new AppError('internal', `Index ${this.siteId} closed during a segment build.`);
-      fs.renameSync(tmp, path.join(this.segDir, file));
-      fsyncDir(this.segDir);
+      await fs.promises.rename(tmp, path.join(this.segDir, file));
+      await fsyncDirAsync(this.segDir);
+      if (this.closed) throw new AppError('internal', `Index ${this.siteId} closed during a segment build.`);
+      const meta: ManifestSegment = {
+        id,
+        file,
+        docCount: info.docCount,
+        searchableCount: info.searchableCount,
+        deleteCount: info.deleteCount,
+        minSeq: info.minSeq,
+        maxSeq: info.maxSeq,
+        bytes: info.bytes,
+      };
+      return this.loadState(meta);
     } catch (err) {
+      // Never listed by a manifest: neither name is needed.
       fs.rmSync(tmp, { force: true });
+      fs.rmSync(path.join(this.segDir, file), { force: true });
       throw err;
     } finally {
       this.inFlight.delete(`${file}.tmp`);
+      this.inFlight.delete(file);
     }
-    const meta: ManifestSegment = {
-      id,
-      file,
-      docCount: info.docCount,
-      searchableCount: info.searchableCount,
-      deleteCount: info.deleteCount,
-      minSeq: info.minSeq,
-      maxSeq: info.maxSeq,
-      bytes: info.bytes,
-    };
-    return this.loadState(meta);
   }
 
-  // ------------------------------------------------------------------ commit (serial, sync)
+  // ------------------------------------------------------------------ commit (serial)
 
   /**
    * Publishes `added` (a flush or merge result) and unpublishes `removed` (merge sources) as
-   * one new generation. Synchronous: tombstones are computed on copies, the manifest is
-   * written, and only then is in-memory state changed, so a failed manifest write changes
-   * nothing.
+   * one new generation, after every commit called before it. Resolves once the new manifest is
+   * durable and the generation installed; `committedSeq` never moves back (a merge passes the
+   * value it saw before a flush's commit that finished first).
    */
-  private commit(added: SegState[], removed: SegState[], committedSeq: number): void {
+  private commit(added: SegState[], removed: SegState[], committedSeq: number): Promise<void> {
+    const p = this.commitChain.then(() => this.commitNow(added, removed, committedSeq));
+    this.commitChain = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * One commit, holding the chain: tombstones are computed on copies of the current
+   * generation, the manifest is written (off the main thread), and only then is in-memory
+   * state changed, so a failed manifest write changes nothing. Nothing else changes the
+   * generation or `published` while the write is awaited (only commits do).
+   */
+  private async commitNow(added: SegState[], removed: SegState[], seqArg: number): Promise<void> {
+    if (this.closed) throw new AppError('internal', `Index ${this.siteId} is closed.`);
+    const committedSeq = Math.max(seqArg, this.committedSeq);
     const prev = this.gen;
     const removedSet = new Set(removed);
     const views = new Map<SegState, SegView>();
@@ -928,7 +953,10 @@ export class SegmentStore implements ProjectIndex {
       segments: nextViews.map((v) => v.state.meta),
     };
     if (this.pauseIn === 'commit' && added.length > 0) stallForever('commit');
-    writeManifest(this.dir, manifest, this.pauseIn === 'manifest' ? () => stallForever('manifest') : undefined);
+    await writeManifest(this.dir, manifest, this.pauseIn === 'manifest' ? () => stallForever('manifest') : undefined);
+    // Closed meanwhile: the manifest is durable (the next open reads it), but the readers the
+    // new generation would use are closed.
+    if (this.closed) throw new AppError('internal', `Index ${this.siteId} closed during a commit.`);
     for (const [url, w] of changes) {
       if (w) this.published.set(url, w);
       else this.published.delete(url);
@@ -1051,7 +1079,7 @@ export class SegmentStore implements ProjectIndex {
       }
       if (this.closed) return;
       // Sources still present? (Only merges remove segments and merges are serial, so yes.)
-      this.commit(state ? [state] : [], [...sourceStates], this.committedSeq);
+      await this.commit(state ? [state] : [], [...sourceStates], this.committedSeq);
       // What a merge cost and when it ran (during an import or after) is what tuning the merge
       // scheduling needs to see.
       this.log?.info(
