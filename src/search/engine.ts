@@ -229,6 +229,35 @@ function expand(
   return alts;
 }
 
+const expansionCache = new WeakMap<IndexSnapshot, WeakMap<SearchSettings, Map<string, Alternative[]>>>();
+/** Cached expansions per snapshot and settings object, cleared when full (like the typo cache). */
+const EXPANSION_CACHE_SIZE = 5_000;
+
+/**
+ * {@link expand}'s alternatives as a list (search thread), cached per snapshot and settings
+ * object: an expansion depends only on the snapshot's segment vocabularies (not on deletes),
+ * the settings (language, synonyms) and the word's own flags, all in the key or the maps'
+ * owners; visitors repeat words, and the cached list is read only. A new generation (another
+ * snapshot object) starts empty.
+ */
+function expansionsOf(
+  q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tolerance: 'default' | 'strict' | 'off', allowPrefix: boolean,
+  typosOnlyWhenUnknown: boolean,
+): Alternative[] {
+  let bySettings = expansionCache.get(snap);
+  if (!bySettings) expansionCache.set(snap, (bySettings = new WeakMap()));
+  let cache = bySettings.get(settings);
+  if (!cache) bySettings.set(settings, (cache = new Map()));
+  const key = `${tolerance}\u0000${allowPrefix ? 1 : 0}${typosOnlyWhenUnknown ? 1 : 0}${q.prefix ? 1 : 0}${q.exactOnly ? 1 : 0}\u0000${q.word}\u0000${q.joinNext ?? ''}\u0000${q.compound ?? ''}`;
+  let r = cache.get(key);
+  if (!r) {
+    r = [...expand(q, snap, settings, tolerance, allowPrefix, typosOnlyWhenUnknown).values()];
+    if (cache.size >= EXPANSION_CACHE_SIZE) cache.clear();
+    cache.set(key, r);
+  }
+  return r;
+}
+
 /** Single-word synonyms of `word` from settings (groups both ways, mappings one way). */
 function synonymsOf(word: string, settings: SearchSettings): string[] {
   const out: string[] = [];
@@ -535,7 +564,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   let slots = parsed.words.filter((w) => w.phrase >= 0 || !isStop(w.word, settings));
   if (slots.length === 0) slots = parsed.words;
   const longQuery = !parsed.browse && parsed.phrases.length === 0 && slots.filter((s) => !s.exactOnly).length >= LONG_QUERY_WORDS;
-  const alternatives = slots.map((w) => [...expand(w, snap, settings, tolerance, req.prefix !== false, longQuery).values()]);
+  const alternatives = slots.map((w) => expansionsOf(w, snap, settings, tolerance, req.prefix !== false, longQuery));
   const k1 = longQuery ? K1_LONG : K1;
   const bs = longQuery ? B_LONG : B;
   const fw = longQuery ? weights.map((w, f) => w * FIELD_SCALE_LONG[f]!) : weights;
