@@ -980,10 +980,11 @@ function applyPhraseBonus(hits: Hit[], phrases: QueryPhrase[]): void {
   if (phrases.length === 0) return;
   const top = hits.slice(0, RERANK_TOP);
   const best = new Float64Array(top.length).fill(1);
+  const flags = new FieldFlags(top);
   for (const phrase of phrases) {
     // A prefix reading is weaker evidence than the words as typed.
     const scale = phrase.prefixLast ? PREFIX_READING : 1;
-    const bonus = phraseBonus(top, phrase);
+    const bonus = phraseBonus(top, phrase, flags);
     for (let i = 0; i < top.length; i++) best[i] = Math.max(best[i]!, 1 + (bonus[i]! - 1) * scale);
   }
   for (let i = 0; i < top.length; i++) top[i]!.score *= best[i]!;
@@ -994,10 +995,37 @@ function applyPhraseBonus(hits: Hit[], phrases: QueryPhrase[]): void {
 const TITLE_FIELD = 0;
 const HEADINGS_FIELD = 2;
 
-/** Whether row `id` of `seg` holds `term` in field `f` (binary search of its postings). */
-function hasInField(seg: LiveSegment, term: string, id: number, f: number): boolean {
+/** Bit of {@link FieldFlags}: the word is in the page's title. */
+const IN_TITLE = 1;
+/** Bit of {@link FieldFlags}: the word is in one of the page's headings. */
+const IN_HEADINGS = 2;
+
+/**
+ * Whether each reading word is in the title and in the headings of each of `top` (IN_TITLE |
+ * IN_HEADINGS), from one binary search of the word's postings per word and page, made on first
+ * use and shared by both fields and every reading of the query (the readings share words).
+ */
+class FieldFlags {
+  private readonly byWord = new Map<string, Int8Array>();
+
+  constructor(private readonly top: Hit[]) {}
+
+  of(word: string, i: number): number {
+    let a = this.byWord.get(word);
+    if (!a) this.byWord.set(word, (a = new Int8Array(this.top.length).fill(-1)));
+    let v = a[i]!;
+    if (v < 0) {
+      const h = this.top[i]!;
+      v = a[i] = fieldFlags(h.seg, word, h.id);
+    }
+    return v;
+  }
+}
+
+/** {@link FieldFlags} of `term` in row `id` of `seg` (binary search of its postings). */
+function fieldFlags(seg: LiveSegment, term: string, id: number): number {
   const p = seg.reader.postings(term);
-  if (!p) return false;
+  if (!p) return 0;
   const ids = p.ids;
   let lo = 0;
   let hi = ids.length;
@@ -1006,7 +1034,8 @@ function hasInField(seg: LiveSegment, term: string, id: number, f: number): bool
     if (ids[m]! < id) lo = m + 1;
     else hi = m;
   }
-  return lo < ids.length && ids[lo] === id && p.tfs[lo * NFIELDS + f]! > 0;
+  if (lo >= ids.length || ids[lo] !== id) return 0;
+  return (p.tfs[lo * NFIELDS + TITLE_FIELD]! > 0 ? IN_TITLE : 0) | (p.tfs[lo * NFIELDS + HEADINGS_FIELD]! > 0 ? IN_HEADINGS : 0);
 }
 
 /**
@@ -1016,7 +1045,7 @@ function hasInField(seg: LiveSegment, term: string, id: number, f: number): bool
  * title and of each heading), so the title key and the heading hashes are looked at only then:
  * most of the top 100 hold the words in their content only.
  */
-function phraseBonus(top: Hit[], phrase: QueryPhrase): Float64Array {
+function phraseBonus(top: Hit[], phrase: QueryPhrase, flags: FieldFlags): Float64Array {
   const out = new Float64Array(top.length);
   const text = phrase.words.join(' ');
   const textHash = hashWord(text);
@@ -1027,7 +1056,7 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase): Float64Array {
     const seg = h.seg;
     let b = 0;
     let titleMay = true;
-    for (const w of full) if (!hasInField(seg, w, h.id, TITLE_FIELD)) { titleMay = false; break; }
+    for (const w of full) if ((flags.of(w, i) & IN_TITLE) === 0) { titleMay = false; break; }
     if (titleMay) {
       const title = seg.reader.titleKey(h.id);
       if (phrase.prefixLast ? title.startsWith(text) && title.split(' ').length === phrase.words.length : title === text) b = BONUS.titleExact;
@@ -1037,7 +1066,7 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase): Float64Array {
     // A heading equal to the query (hash of its folded words; as typed only).
     if (!phrase.prefixLast) {
       let headingMay = true;
-      for (const w of full) if (!hasInField(seg, w, h.id, HEADINGS_FIELD)) { headingMay = false; break; }
+      for (const w of full) if ((flags.of(w, i) & IN_HEADINGS) === 0) { headingMay = false; break; }
       if (headingMay) {
         const hk = seg.reader.headingKeys(h.id);
         if (hk && hk.includes(textHash)) b += BONUS.headingExact;
