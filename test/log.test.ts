@@ -131,3 +131,33 @@ t.test('every line is the JSON of {level, time, ...bindings, ...fields, msg} (fa
     }
   }
 });
+
+t.test('buffered: lines are encoded into a buffer the stream keeps; multi-byte and oversized lines intact, in order', async (t) => {
+  const chunks: unknown[] = [];
+  const stream = new Writable({
+    decodeStrings: false,
+    write(chunk, _enc, cb) {
+      chunks.push(chunk);
+      cb();
+    },
+  });
+  const log = createLogger('info', stream, {}, { bufferMs: 60_000 });
+  const text = (i: number) => `é€😀 ${i} "q"`;
+  for (let i = 0; i < 3; i++) log.info({ text: text(i) }, `line ${i}`);
+  log.flush();
+  t.equal(chunks.length, 1, 'pending lines go as one chunk');
+  t.ok(Buffer.isBuffer(chunks[0]), 'the chunk is the buffer the lines were encoded into (not a string kept on the heap)');
+  const first = Buffer.from(chunks[0] as Buffer);
+  // A later line must not overwrite a chunk the stream still holds.
+  for (let i = 3; i < 6; i++) log.info({ text: text(i) }, `line ${i}`);
+  // Longer than the whole buffer (3 bytes per character): written on its own, after what is pending.
+  const huge = '€'.repeat(30_000);
+  log.info({ huge }, 'huge');
+  log.info({ text: text(6) }, 'line 6');
+  log.flush();
+  t.same(chunks[0], first, 'a written chunk is never reused');
+  const lines = chunks.map((c) => (Buffer.isBuffer(c) ? c.toString('utf8') : String(c))).join('').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  t.same(lines.map((l) => l.msg), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4', 'line 5', 'huge', 'line 6'], 'every line, in order');
+  t.same(lines.filter((l) => l.text).map((l) => l.text), [0, 1, 2, 3, 4, 5, 6].map(text), 'multi-byte text intact');
+  t.equal(lines[6].huge, huge);
+});

@@ -66,14 +66,17 @@ export interface SearchLogEntry {
  * they were recorded) before anything leaves the queue: neither reaches the writer thread or
  * the disk. Why deferred: per request, the normalisation, the visitor hash and the row cost the
  * server's main thread several times what a tight loop measures (code and data cold between
- * requests); one loop per batch costs about what the loop measures.
+ * requests); one loop per batch costs about what the loop measures. One flat object per entry
+ * (not the row wrapped in an entry wrapped in a queue item): queued entries live up to a second,
+ * so scavenges of the main isolate copy them and move them to the old generation, where they
+ * are garbage for the next mark-sweep; two objects fewer per logged search is less of both
+ * (session 7, in process: 248 → 176 bytes of heap per queued search).
  */
-interface Queued {
-  kind: 'queued';
-  row: Omit<SearchRow, 'visitor'> | Omit<EventRow, 'visitor'>;
+type Queued = (Omit<SearchRow, 'visitor'> | Omit<EventRow, 'visitor'>) & {
+  siteId: string;
   ip: string | undefined;
   userAgent: string | undefined;
-}
+};
 
 /** A validated event (see `parseQueryEvent`) plus the request's visitor identity. */
 export interface QueryEventEntry extends QueryEvent {
@@ -131,7 +134,7 @@ export interface ReportRange {
 
 export class QueryLogService {
   private readonly sitesOpen = new Map<string, SiteQueryLog>();
-  private queue: Array<{ siteId: string; row: LogRow | Queued }> = [];
+  private queue: Queued[] = [];
   private readonly hasher = new VisitorHasher();
   private timer: NodeJS.Timeout | null = null;
   private flushScheduled = false;
@@ -192,12 +195,7 @@ export class QueryLogService {
         (Array.isArray(entry.filters) && entry.filters.length === 0)
           ? null
           : JSON.stringify(entry.filters);
-      this.enqueue(siteId, {
-        kind: 'queued',
-        row: { kind: 'search', at, query, results, filters, sort: entry.sort ? String(entry.sort) : null },
-        ip: entry.ip,
-        userAgent: entry.userAgent,
-      });
+      this.enqueue({ siteId, ip: entry.ip, userAgent: entry.userAgent, kind: 'search', at, query, results, filters, sort: entry.sort ? String(entry.sort) : null });
     } catch (err) {
       this.opts.onError?.(err, 'querylog.record');
     }
@@ -209,24 +207,30 @@ export class QueryLogService {
       const query = String(event.query ?? '');
       if (query === '') return;
       const at = event.at ?? this.opts.clock();
-      this.enqueue(siteId, {
-        kind: 'queued',
-        row: { kind: 'event', at, query, action: event.action, timeToAction: event.timeToAction ?? null, link: event.link ?? null, position: event.position ?? null },
+      this.enqueue({
+        siteId,
         ip: event.ip,
         userAgent: event.userAgent,
+        kind: 'event',
+        at,
+        query,
+        action: event.action,
+        timeToAction: event.timeToAction ?? null,
+        link: event.link ?? null,
+        position: event.position ?? null,
       });
     } catch (err) {
       this.opts.onError?.(err, 'querylog.recordEvent');
     }
   }
 
-  private enqueue(siteId: string, row: LogRow | Queued): void {
-    if (this.closed || !SITE_ID.test(siteId)) return;
+  private enqueue(entry: Queued): void {
+    if (this.closed || !SITE_ID.test(entry.siteId)) return;
     if (this.queue.length >= (this.opts.maxQueue ?? 100_000)) {
       this.dropped++;
       return;
     }
-    this.queue.push({ siteId, row });
+    this.queue.push(entry);
     if (this.queue.length >= (this.opts.maxBatch ?? 1000) && !this.flushScheduled) {
       this.flushScheduled = true;
       // Next macrotask: after the current request has been answered.
@@ -263,7 +267,7 @@ export class QueryLogService {
    * project is opened first (creating the file, counting what a crash left unaggregated), so
    * the thread only ever appends to a file the main thread has prepared.
    */
-  private handOver(batch: Array<{ siteId: string; row: LogRow | Queued }>): void {
+  private handOver(batch: Queued[]): void {
     const bySite = this.bySite(batch);
     const sites: WriterBatch[] = [];
     for (const [siteId, rows] of bySite) {
@@ -278,13 +282,13 @@ export class QueryLogService {
   }
 
   /** The rows of `batch` per project, in order, queued searches normalised and anonymised. */
-  private bySite(batch: Array<{ siteId: string; row: LogRow | Queued }>): Map<string, LogRow[]> {
+  private bySite(batch: Queued[]): Map<string, LogRow[]> {
     const bySite = new Map<string, LogRow[]>();
-    for (const { siteId, row } of batch) {
-      const r = row.kind === 'queued' ? this.rowOf(siteId, row) : row;
+    for (const q of batch) {
+      const r = this.rowOf(q);
       if (r === null) continue;
-      let rows = bySite.get(siteId);
-      if (!rows) bySite.set(siteId, (rows = []));
+      let rows = bySite.get(q.siteId);
+      if (!rows) bySite.set(q.siteId, (rows = []));
       rows.push(r);
     }
     return bySite;
@@ -295,13 +299,16 @@ export class QueryLogService {
    * cannot be converted: reported through `onError`, the others still go). The visitor hash
    * uses the salt of the entry's own day (`at`), as at `record()` before.
    */
-  private rowOf(siteId: string, q: Queued): LogRow | null {
+  private rowOf(q: Queued): LogRow | null {
     try {
-      const query = normaliseQuery(q.row.query);
+      const query = normaliseQuery(q.query);
       if (query === '') return null;
-      return { ...q.row, query, visitor: this.hasher.hash(siteId, q.ip, q.userAgent, q.row.at) } as LogRow;
+      const visitor = this.hasher.hash(q.siteId, q.ip, q.userAgent, q.at);
+      return q.kind === 'search'
+        ? { kind: 'search', at: q.at, query, results: q.results, filters: q.filters, sort: q.sort, visitor }
+        : { kind: 'event', at: q.at, query, action: q.action, timeToAction: q.timeToAction, link: q.link, position: q.position, visitor };
     } catch (err) {
-      this.opts.onError?.(err, q.row.kind === 'search' ? 'querylog.record' : 'querylog.recordEvent');
+      this.opts.onError?.(err, q.kind === 'search' ? 'querylog.record' : 'querylog.recordEvent');
       return null;
     }
   }
@@ -358,7 +365,7 @@ export class QueryLogService {
    * Writes `batch` (oldest first): one transaction per project; failures go to `onError`.
    * `aggregate`: also write every project's pending suggestion aggregates.
    */
-  private write(batch: Array<{ siteId: string; row: LogRow | Queued }>, aggregate: boolean): void {
+  private write(batch: Queued[], aggregate: boolean): void {
     const bySite = this.bySite(batch);
     for (const [siteId, rows] of bySite) {
       try {
