@@ -292,6 +292,34 @@ interface SlotHits {
 }
 const NO_MATCH = 255;
 
+/**
+ * `record` (in buildSlotMaps) of every posting i of a list into `h` whose row `id` has
+ * `flags[id] !== skip` (live rows: flags = tombstones, skip = 1; a probed word's candidates:
+ * flags = the first word's typo marks, skip = NO_MATCH) — the same updates in the same order,
+ * with the alternative's typo mark `t`, its `weight` and its BM25F values `imp` passed once
+ * per list instead of looked up per posting.
+ */
+function recordWhere(h: SlotHits, t: number, weight: number, ids: Int32Array, imp: Float64Array, flags: Uint8Array, skip: number): void {
+  const { typo, score, ids: hids } = h;
+  let count = h.count;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (flags[id] === skip) continue;
+    const old = typo[id]!;
+    if (t > old) continue;
+    const sc = weight * imp[i]!;
+    if (old === NO_MATCH) {
+      hids[count++] = id;
+      score[id] = sc;
+      typo[id] = t;
+    } else if (t < old) {
+      score[id] = sc;
+      typo[id] = t;
+    } else if (sc > score[id]!) score[id] = sc;
+  }
+  h.count = count;
+}
+
 // Reusable SlotHits per segment size: allocating (and zeroing) fresh typed arrays of a big
 // segment's size for every word of every query kept the garbage collector busy.
 const slotPool = new Map<number, SlotHits[]>();
@@ -632,11 +660,9 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
       alternatives[slot]!.forEach((a, ai) => {
         const p = lists[slot]![ai];
         if (!p) return;
-        const imp = impactsOf(a, p);
-        for (let i = 0; i < p.ids.length; i++) {
-          const id = p.ids[i]!;
-          if (dead[id] !== 1) record(h, a, p, i, id, imp);
-        }
+        // record() of every live posting, inlined with the alternative's constants hoisted:
+        // this loop visits every posting of the word's expansions.
+        recordWhere(h, a.kind === 'typo' ? 1 : 0, a.weight, p.ids, impactsOf(a, p), dead, 1);
       });
       h.df = h.count;
       return h;
@@ -666,12 +692,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
         // then worth computing once for the whole list (and kept) rather than per match, and
         // a candidate is recognised by its entry in the first word's map (no search).
         if (len <= 4 * h0.count) {
-          const imp = impactsOf(a, p);
-          const mark = h0.typo;
-          for (let j = 0; j < len; j++) {
-            const id = ids[j]!;
-            if (mark[id] !== NO_MATCH) record(h, a, p, j, id, imp);
-          }
+          recordWhere(h, a.kind === 'typo' ? 1 : 0, a.weight, ids, impactsOf(a, p), h0.typo, NO_MATCH);
           return;
         }
         // Otherwise walk the candidates and gallop in the list.
