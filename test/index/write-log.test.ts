@@ -71,3 +71,20 @@ t.test('readLogLines streams complete lines across chunk boundaries and drops a 
   t.equal(decodeLine(corrupt), null, 'a checksum mismatch decodes to null');
   t.throws(() => readLogLines(path.join(dir, 'missing.log')), { code: 'ENOENT' }, 'a missing file throws when opened');
 });
+
+t.test('encodeBatch writes JSON.stringify(batch) framed by its CRC, op by op', async (t) => {
+  const { crc32 } = await import('node:zlib');
+  const big = doc('https://e.test/big', `long ${'wörd 𝒳 "quoted"\\ '.repeat(20_000)}`);
+  const batches = [
+    { seq: 7, at: 1_700_000_000_123, ops: [] },
+    { seq: 1, at: 2, ops: [{ op: 'delete' as const, url: 'https://e.test/a?x="1"' }] },
+    { seq: 99, at: 3, ops: [{ op: 'upsert' as const, doc: doc('https://e.test/ü', 'café\n\u2028 text') }, { op: 'upsert' as const, doc: big }, { op: 'delete' as const, url: 'https://e.test/b' }] },
+  ];
+  for (const b of batches) {
+    const json = JSON.stringify(b);
+    const line = encodeBatch(b);
+    t.equal(line.toString('utf8'), `${crc32(Buffer.from(json)).toString(16).padStart(8, '0')}\t${json}\n`, `seq ${b.seq}: same bytes as the whole-batch encoding`);
+    t.same(decodeLine(line.subarray(0, line.length - 1)), b, 'decodes back');
+    t.equal(peekLineSeq(line), b.seq);
+  }
+});
