@@ -97,7 +97,7 @@ export function startThread(base: string, file: string, opts: Omit<WorkerOptions
 // V8 heap and GC flags. Worker threads refuse every V8 flag in execArgv
 // (ERR_WORKER_INVALID_EXEC_ARGV), and they need none: V8 flags are process-wide, so a worker's
 // default heap limits already follow e.g. `node --max-old-space-size=256 … serve`.
-const V8_FLAG_RE = /^--(max[-_]old[-_]space[-_]size|max[-_]semi[-_]space[-_]size|max[-_]heap[-_]size|initial[-_]heap[-_]size|initial[-_]old[-_]space[-_]size|max[-_]young[-_]generation[-_]size|stack[-_]size|expose[-_]gc|optimize[-_]for[-_]size|gc[-_]interval|trace[-_]gc(?:[-_]nvp|[-_]verbose)?|(?:no[-_])?parallel[-_]scavenge|single[-_]threaded[-_]gc)(=|$)/;
+const V8_FLAG_RE = /^--(max[-_]old[-_]space[-_]size|max[-_]semi[-_]space[-_]size|max[-_]heap[-_]size|initial[-_]heap[-_]size|initial[-_]old[-_]space[-_]size|max[-_]young[-_]generation[-_]size|stack[-_]size|expose[-_]gc|optimize[-_]for[-_]size|gc[-_]interval|trace[-_]gc(?:[-_]nvp|[-_]verbose)?|(?:no[-_])?parallel[-_]scavenge|single[-_]threaded[-_]gc|heap[-_]growing[-_]percent)(=|$)/;
 
 /**
  * The `execArgv` pool threads start with: the process's own, minus the V8 flags workers refuse

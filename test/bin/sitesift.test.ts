@@ -13,6 +13,8 @@ import t from 'tap';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LAUNCHER = path.join(ROOT, 'bin/sitesift');
+/** The V8 flag the launcher gives node (a lower heap growing factor, see bin/sitesift). */
+const HEAP_FLAG = '--heap-growing-percent=50';
 
 interface Seen {
   pid: number;
@@ -58,7 +60,7 @@ function launch(file: string, args: string[], env: Record<string, string> = {}):
 
 t.test('runs the CLI of its package with the malloc tunables set, in its own process', async (t) => {
   const { seen, spawnedPid } = await launch(LAUNCHER, ['serve', '--port', '0']);
-  t.same(seen.argv, [path.join(ROOT, 'dist/src/cli.js'), 'serve', '--port', '0']);
+  t.same(seen.argv, [HEAP_FLAG, path.join(ROOT, 'dist/src/cli.js'), 'serve', '--port', '0']);
   t.equal(seen.mmap, '131072');
   t.equal(seen.trim, '131072');
   t.equal(seen.pid, spawnedPid, 'exec: node runs as the launched process, no second process');
@@ -77,12 +79,12 @@ t.test('through a symlink (npm bin link) it still finds its package', async (t) 
   const link = path.join(dir, 'sitesift');
   symlinkSync(LAUNCHER, link);
   const { seen } = await launch(link, ['--help']);
-  t.same(seen.argv, [path.join(ROOT, 'dist/src/cli.js'), '--help']);
+  t.same(seen.argv, [HEAP_FLAG, path.join(ROOT, 'dist/src/cli.js'), '--help']);
 });
 
 t.test('--node runs node with the given arguments under the same environment', async (t) => {
   const { seen, spawnedPid } = await launch(LAUNCHER, ['--node', '--import', 'tsx', 'src/main.ts', '--port', '0']);
-  t.same(seen.argv, ['--import', 'tsx', 'src/main.ts', '--port', '0']);
+  t.same(seen.argv, [HEAP_FLAG, '--import', 'tsx', 'src/main.ts', '--port', '0']);
   t.equal(seen.mmap, '131072');
   t.equal(seen.trim, '131072');
   t.equal(seen.pid, spawnedPid);
@@ -97,4 +99,31 @@ t.test('with the real node, the server process sees the variables', async (t) =>
   const code = await new Promise((r) => child.once('close', r));
   t.equal(code, 0);
   t.equal(out, '131072 131072');
+});
+
+t.test('with the real node, the heap flag is in effect and pool and plain worker threads still start', async (t) => {
+  // A pool thread gets an explicit execArgv (src/pool.ts strips V8 flags, which workers refuse
+  // there); a plain worker inherits the process's execArgv.
+  const script = [
+    `import { createPool, runTask } from ${JSON.stringify(path.join(ROOT, 'src/pool.ts'))};`,
+    "import { Worker } from 'node:worker_threads';",
+    "const pool = createPool({ workers: 1 });",
+    "const r = await runTask(pool, 'ping', { echo: 'x' });",
+    "await pool.destroy();",
+    "const w = await new Promise((res, rej) => new Worker('require(\"node:worker_threads\").parentPort.postMessage(process.execArgv)', { eval: true }).once('message', res).once('error', rej));",
+    "process.stdout.write(JSON.stringify({ main: process.execArgv.filter((a) => a.startsWith('--heap')), echo: r.echo, worker: w.filter((a) => a.startsWith('--heap')) }));",
+  ].join('\n');
+  const file = path.join(dir, 'pool-under-launcher.mts');
+  writeFileSync(file, script);
+  const child = spawn(LAUNCHER, ['--node', '--import', 'tsx', file], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, NODE: process.execPath },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c));
+  child.stderr.on('data', (c: Buffer) => (err += c));
+  const code = await new Promise((r) => child.once('close', r));
+  t.equal(code, 0, err);
+  t.same(JSON.parse(out), { main: [HEAP_FLAG], echo: 'x', worker: [HEAP_FLAG] });
 });
