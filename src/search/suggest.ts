@@ -244,8 +244,8 @@ export interface SuggestCacheStats {
 
 /**
  * An LRU of suggest answers shared by all projects (one entry and byte budget, so many projects
- * cannot multiply the memory). Main thread only; a `Map` in recency order (a hit re-inserts its
- * key).
+ * cannot multiply the memory). Main thread only; a `Map` in recency order (a hit re-inserts
+ * the entry under its stored key).
  */
 export class SuggestCache {
   private readonly entries = new Map<string, { key: string; answer: SuggestAnswer; bytes: number }>();
