@@ -629,17 +629,6 @@ function markedHeadings(headings: string[]): string {
 }
 
 /**
- * One idle {@link PostingsBuilder} per thread that built a segment (≈0.3 MB), kept for the
- * thread's lifetime so that the hidden classes (maps) of builder instances stay alive. V8
- * holds the transitions to an instance's map weakly: when a major GC finds no builder alive
- * (between two builds, as in a crawl's pool threads), the maps die, the next build's builder
- * gets new ones, and the optimized code of its methods, whose inline caches named the old
- * maps, deoptimises ("insufficient type feedback") and is compiled again. 12 builds with a
- * major GC between: 213 TurboFan compilations without the keeper, 68 with it.
- */
-let builderMapKeeper: PostingsBuilder | null = null;
-
-/**
  * Writes a new segment file at `path` (must not exist) holding `entries` and `deletes`
  * (the caller has already de-duplicated: at most one entry per URL). `entries` is consumed
  * once, in order (docIds follow it), and may be a generator that streams them. Synchronous; runs in a
@@ -649,7 +638,6 @@ let builderMapKeeper: PostingsBuilder | null = null;
 export function writeSegment(path: string, entries: Iterable<SegmentEntry>, deletes: SegmentDelete[], opts: WriteOptions): SegmentInfo {
   const db = createFile(path);
   const pb = new PostingsBuilder();
-  builderMapKeeper ??= new PostingsBuilder();
   let docCount = 0;
   let searchable = 0;
   let minSeq = Number.MAX_SAFE_INTEGER;
