@@ -11,9 +11,11 @@
  * 7. fallback — unknown path → 404 `not_found`, known path with another method → 405 with `Allow`.
  *
  * In front of the chain, the request handler ({@link SitesiftApp.callback}) offers each request
- * to the lean path of `GET /sites/suggest` (src/http/suggest.ts), which answers valid suggest
- * requests with the same headers, body and access-log line as the chain, for a fraction of its
- * CPU; every other request, and every suggest request it declines, goes through the chain.
+ * to the lean paths of `GET /sites` (src/http/search.ts) and `GET /sites/suggest`
+ * (src/http/suggest.ts; shared parts in src/http/lean.ts), which answer valid requests of an
+ * open project with the same headers, body and access-log line as the chain, for a fraction of
+ * its main-thread CPU; every other request, and every request they decline, goes through the
+ * chain.
  */
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,12 +30,16 @@ import * as analytics from './analytics.js';
 import * as crawl from './crawl.js';
 import * as documents from './documents.js';
 import * as reports from './reports.js';
-import * as search from './search.js';
 import { corsHeaders } from './cors.js';
+import { SearchRoute } from './search.js';
 import { SuggestRoute } from './suggest.js';
 
-/** Route modules, each exporting `register(router, services)`. */
-const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl];
+/**
+ * Route modules, each exporting `register(router, services)`, in two runs: `GET /sites`
+ * ({@link SearchRoute}, an object because the lean path needs it) registers between them.
+ */
+const ROUTE_MODULES_BEFORE_SEARCH = [admin, documents, reports];
+const ROUTE_MODULES_AFTER_SEARCH = [analytics, crawl];
 
 /** Public search routes: the only paths that send CORS headers (SPEC §2). */
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
@@ -127,20 +133,24 @@ function cors(ctx: Context): boolean {
 const DONE = Promise.resolve();
 
 /**
- * The Koa application whose request handler first offers each request to the lean path of
- * `GET /sites/suggest` ({@link SuggestRoute.lean}) and passes the rest to the middleware chain.
+ * The Koa application whose request handler first offers each request to the lean paths of
+ * `GET /sites` ({@link SearchRoute.lean}) and `GET /sites/suggest` ({@link SuggestRoute.lean})
+ * and passes the rest to the middleware chain.
  */
 export class SitesiftApp extends Koa {
-  constructor(readonly suggest: SuggestRoute) {
+  constructor(
+    readonly search: SearchRoute,
+    readonly suggest: SuggestRoute,
+  ) {
     super({ proxy: false });
   }
 
   override callback(): ReturnType<Koa['callback']> {
     const chain = super.callback();
-    const suggest = this.suggest;
+    const { search, suggest } = this;
     return (req, res) => {
       // HTTP/1 only (the server is node:http); anything else goes through the chain.
-      if (req instanceof IncomingMessage && res instanceof ServerResponse && suggest.lean(req, res, chain)) return DONE;
+      if (req instanceof IncomingMessage && res instanceof ServerResponse && (suggest.lean(req, res, chain) || search.lean(req, res, chain))) return DONE;
       return chain(req, res);
     };
   }
@@ -151,14 +161,17 @@ export class SitesiftApp extends Koa {
  * in a fixed order; `opts.routes` adds test-only routes.
  */
 export function createApp(services: Services, opts: AppOptions = {}): SitesiftApp {
+  const search = new SearchRoute(services);
   const suggest = new SuggestRoute(services);
-  const app = new SitesiftApp(suggest);
+  const app = new SitesiftApp(search, suggest);
   const router = new Router();
 
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  for (const mod of ROUTE_MODULES) mod.register(router, services);
+  for (const mod of ROUTE_MODULES_BEFORE_SEARCH) mod.register(router, services);
+  search.register(router);
+  for (const mod of ROUTE_MODULES_AFTER_SEARCH) mod.register(router, services);
   suggest.register(router);
   opts.routes?.(router, services);
 

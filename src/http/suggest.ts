@@ -20,7 +20,6 @@
  * threads, the snapshot pinned until the answer is there. `querySuggestions` (from the query
  * log, which changes with every flush) is added per request.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -30,12 +29,9 @@ import { SuggestCache, suggestBody, type SuggestAnswer, type SuggestParams } fro
 import type { Services } from '../services.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { corsHeaders } from './cors.js';
+import { leanQueryString, OpenedIndexes, parseQuery, sendLean, type ParamSource } from './lean.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';
 import { requireQuery, stringArrayParam } from './search.js';
-
-/** What the parameter readers use of a Koa context (the lean path builds just this). */
-type ParamSource = Pick<Context, 'query' | 'state'>;
 
 /** A validated suggest request. */
 interface SuggestRequest {
@@ -49,52 +45,6 @@ interface SuggestRequest {
 const LEAN_PREFIX = '/sites/suggest?';
 
 /**
- * Characters after which parseurl (Koa's URL parser) falls back to `url.parse`, which may
- * re-escape the query: such URLs take the Koa path, so both paths always read the same values.
- */
-const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
-
-/**
- * Koa's `ctx.query` of a query string (koa/lib/search-params.js: `URLSearchParams`, repeated
- * keys → arrays), or null when this parser cannot promise the same values: a leading `?`
- * (URLSearchParams strips it) or a percent-encoding that is not valid UTF-8 (URLSearchParams
- * substitutes U+FFFD where decodeURIComponent throws). A hand loop because URLSearchParams and
- * its per-key `getAll` were ≈ 10 µs of a ≈ 100 µs cached suggest in a profile.
- */
-function parseQuery(qs: string): Context['query'] | null {
-  if (qs.charCodeAt(0) === 0x3f) return null;
-  const obj: Context['query'] = {};
-  let start = 0;
-  while (start <= qs.length) {
-    let end = qs.indexOf('&', start);
-    if (end === -1) end = qs.length;
-    if (end > start) {
-      const eq = qs.indexOf('=', start);
-      const split = eq === -1 || eq > end ? end : eq;
-      const key = decodePart(qs.slice(start, split));
-      const value = split === end ? '' : decodePart(qs.slice(split + 1, end));
-      if (key === null || value === null) return null;
-      const prev = Object.hasOwn(obj, key) ? obj[key] : undefined;
-      const next = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
-      // defineProperty like Koa, so a key "__proto__" is a plain key.
-      Object.defineProperty(obj, key, { value: next, writable: true, enumerable: true, configurable: true });
-    }
-    start = end + 1;
-  }
-  return obj;
-}
-
-/** One form-urlencoded name or value (`+` is a space), or null when not valid UTF-8. */
-function decodePart(s: string): string | null {
-  if (s.indexOf('%') === -1) return s.indexOf('+') === -1 ? s : s.replace(/\+/g, ' ');
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
-  } catch {
-    return null;
-  }
-}
-
-/**
  * The suggest route: one answer cache per app (all projects share its entry budget), the Koa
  * route and the lean path in front of Koa. Main thread.
  */
@@ -102,13 +52,7 @@ export class SuggestRoute {
   readonly cache = new SuggestCache();
   /** Requests answered by the lean path (tests, diagnostics). */
   leanAnswers = 0;
-  /**
-   * Project indexes the Koa route has awaited, by the registry's promise for them: the lean
-   * path needs the index synchronously. Keyed by the promise (`indexes.get` returns the same
-   * one while the store is open), so a deleted and re-created project — a new promise — is
-   * never answered from the old store.
-   */
-  private readonly opened = new WeakMap<Promise<ProjectIndex>, ProjectIndex>();
+  private readonly opened = new OpenedIndexes();
 
   constructor(private readonly services: Services) {}
 
@@ -116,9 +60,7 @@ export class SuggestRoute {
   register(router: Router): void {
     router.get('/sites/suggest', async (ctx) => {
       const req = this.read(ctx);
-      const pending = this.services.indexes.get(req.siteId);
-      const index = await pending;
-      this.opened.set(pending, index);
+      const index = await this.opened.open(this.services.indexes.get(req.siteId));
       const snap = index.acquire();
       let answer: SuggestAnswer;
       try {
@@ -137,15 +79,15 @@ export class SuggestRoute {
    * handler, which renders the error), false when Koa must handle it (nothing was written).
    */
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
-    const url = req.url;
-    if (req.method !== 'GET' || url === undefined || !url.startsWith(LEAN_PREFIX) || UNUSUAL_URL.test(url)) return false;
+    const qs = leanQueryString(req, LEAN_PREFIX);
+    if (qs === null) return false;
     const started = process.hrtime.bigint();
     let sr: SuggestRequest;
     let index: ProjectIndex | undefined;
     try {
       // The Koa route's readers over a context of just `query` and `state`; anything they
       // reject (or anything else thrown) declines, and Koa renders the error.
-      const query = parseQuery(url.slice(LEAN_PREFIX.length));
+      const query = parseQuery(qs);
       if (query === null) return false;
       sr = this.read({ query, state: {} } as ParamSource);
       index = this.opened.get(this.services.indexes.get(sr.siteId));
@@ -226,25 +168,9 @@ export class SuggestRoute {
     return suggestBody(sr.params.query, answer, qs);
   }
 
-  /**
-   * Writes a 200 the way the Koa chain does for this route (src/http/app.ts): `X-Request-Id`,
-   * the CORS headers, `Content-Type`, `Content-Length` in this order, then the access-log line.
-   */
+  /** Writes the 200 answer the way the Koa chain does for this route (src/http/lean.ts). */
   private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, body: string, started: bigint): void {
-    const reqId = randomUUID();
-    // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
-    res.writeHead(200, [
-      'X-Request-Id', reqId,
-      ...corsHeaders('GET', req.headers['access-control-request-headers']),
-      'Content-Type', 'application/json; charset=utf-8',
-      'Content-Length', String(Buffer.byteLength(body)),
-    ]);
-    res.end(body);
+    sendLean(res, req, this.services.log, '/sites/suggest', sr.siteId, body, started);
     this.leanAnswers++;
-    // The line of the access-log middleware (its child logger adds `reqId` before the fields).
-    this.services.log.info(
-      { reqId, method: 'GET', path: '/sites/suggest', status: 200, ms: Number(process.hrtime.bigint() - started) / 1e6, siteId: sr.siteId },
-      'request',
-    );
   }
 }
