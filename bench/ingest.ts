@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
-import { prng, serverLaunch } from './lib/server.js';
+import { benchServerEnv, prng, serverLaunch } from './lib/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = process.env.BENCH_CORPUS ?? path.resolve(ROOT, '..', 'shared', 'corpus', 'postgresql-15', 'docs.jsonl.gz');
@@ -322,13 +322,8 @@ function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
     env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${preload}`.trim();
     env.BENCH_MEMORY_OUT = path.join(path.dirname(dataDir), 'memory.jsonl');
   }
-  // BENCH_SERVER_ENV="K=V,K=V": extra environment for the server only, SITESIFT_* included
-  // (e.g. SITESIFT_SEARCH_THREADS=0 to see what the search threads cost).
-  for (const kv of (process.env.BENCH_SERVER_ENV ?? '').split(',').filter((x) => x.trim() !== '')) {
-    const eq = kv.indexOf('=');
-    if (eq < 1) throw new Error(`BENCH_SERVER_ENV entries are K=V, got "${kv}"`);
-    env[kv.slice(0, eq).trim()] = kv.slice(eq + 1);
-  }
+  // BENCH_SERVER_ENV="K=V,K=V": extra environment for the server only, SITESIFT_* included.
+  Object.assign(env, benchServerEnv());
   // Through the product's launcher (bin/sitesift, as `make start`): its glibc malloc settings
   // are part of what is measured; the child's PID is the server's (the launcher execs node).
   const launch = serverLaunch(mode);

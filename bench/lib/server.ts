@@ -60,7 +60,24 @@ export interface StartOptions {
   nodeArgs?: string[];
 }
 
-/** Starts a server child and resolves once its "listening" log line appears (60 s limit). */
+/**
+ * `BENCH_SERVER_ENV="K=V,K=V"`: extra environment for the server only, SITESIFT_* included
+ * (e.g. SITESIFT_SEARCH_THREADS=0, or SITESIFT_HEAP_GROWING_PERCENT=0 for the launcher).
+ */
+export function benchServerEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const kv of (process.env.BENCH_SERVER_ENV ?? '').split(',').filter((x) => x.trim() !== '')) {
+    const eq = kv.indexOf('=');
+    if (eq < 1) throw new Error(`BENCH_SERVER_ENV entries are K=V, got "${kv}"`);
+    env[kv.slice(0, eq).trim()] = kv.slice(eq + 1);
+  }
+  return env;
+}
+
+/**
+ * Starts a server child and resolves once its "listening" log line appears (60 s limit).
+ * `BENCH_SERVER_ENV` ({@link benchServerEnv}) comes last, over `opts.env`.
+ */
 export async function startBenchServer(opts: StartOptions = {}): Promise<BenchServer> {
   const distMain = path.join(ROOT, 'dist/src/main.js');
   const mode = opts.mode === 'dist' || opts.mode === 'tsx' ? opts.mode : existsSync(distMain) ? 'dist' : 'tsx';
@@ -85,6 +102,7 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
       SITESIFT_WORKERS: '2',
       LOG_LEVEL: 'info',
       ...opts.env,
+      ...benchServerEnv(),
     },
     stdio: ['ignore', fd, fd],
   });

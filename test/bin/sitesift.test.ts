@@ -21,6 +21,8 @@ interface Seen {
   argv: string[];
   mmap: string | null;
   trim: string | null;
+  /** SITESIFT_HEAP_GROWING_PERCENT as node sees it (the launcher consumes it). */
+  growing: string | null;
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sitesift-launcher-test-'));
@@ -29,7 +31,7 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const fakeNode = path.join(dir, 'fake-node');
 writeFileSync(
   fakeNode,
-  '#!/bin/sh\necho "pid=$$"\necho "mmap=${MALLOC_MMAP_THRESHOLD_-<unset>}"\necho "trim=${MALLOC_TRIM_THRESHOLD_-<unset>}"\nfor a in "$@"; do echo "arg=$a"; done\n',
+  '#!/bin/sh\necho "pid=$$"\necho "mmap=${MALLOC_MMAP_THRESHOLD_-<unset>}"\necho "trim=${MALLOC_TRIM_THRESHOLD_-<unset>}"\necho "growing=${SITESIFT_HEAP_GROWING_PERCENT-<unset>}"\nfor a in "$@"; do echo "arg=$a"; done\n',
 );
 chmodSync(fakeNode, 0o755);
 
@@ -44,14 +46,14 @@ function launch(file: string, args: string[], env: Record<string, string> = {}):
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code) => {
-      if (code !== 0) return reject(new Error(`launcher exited ${code}: ${err}`));
+      if (code !== 0) return reject(Object.assign(new Error(`launcher exited ${code}: ${err}`), { code, stderr: err }));
       const lines = out.trim().split('\n');
       const value = (k: string) => {
         const v = lines.find((l) => l.startsWith(`${k}=`))!.slice(k.length + 1);
         return v === '<unset>' ? null : v;
       };
       resolve({
-        seen: { pid: Number(value('pid')), argv: lines.filter((l) => l.startsWith('arg=')).map((l) => l.slice(4)), mmap: value('mmap'), trim: value('trim') },
+        seen: { pid: Number(value('pid')), argv: lines.filter((l) => l.startsWith('arg=')).map((l) => l.slice(4)), mmap: value('mmap'), trim: value('trim'), growing: value('growing') },
         spawnedPid: child.pid!,
       });
     });
@@ -73,6 +75,23 @@ t.test('keeps values the user set, empty ones included', async (t) => {
   const b = await launch(LAUNCHER, ['status'], { MALLOC_TRIM_THRESHOLD_: '1048576' });
   t.equal(b.seen.mmap, '131072');
   t.equal(b.seen.trim, '1048576');
+});
+
+t.test('SITESIFT_HEAP_GROWING_PERCENT sets the growing factor or drops the flag, and is not passed on', async (t) => {
+  const entry = path.join(ROOT, 'dist/src/cli.js');
+  const cases: Array<[string, string[]]> = [
+    ['100', ['--heap-growing-percent=100', entry, 'serve']],
+    ['0', [entry, 'serve']],
+    ['', [entry, 'serve']],
+  ];
+  for (const [value, argv] of cases) {
+    const { seen } = await launch(LAUNCHER, ['serve'], { SITESIFT_HEAP_GROWING_PERCENT: value });
+    t.same(seen.argv, argv, `"${value}"`);
+    t.equal(seen.growing, null, 'unset for the server (it rejects unknown SITESIFT_* variables)');
+  }
+  const { seen } = await launch(LAUNCHER, ['--node', 'x.js'], { SITESIFT_HEAP_GROWING_PERCENT: '0' });
+  t.same(seen.argv, ['x.js'], '--node form too');
+  await t.rejects(launch(LAUNCHER, ['serve'], { SITESIFT_HEAP_GROWING_PERCENT: '5x' }), { code: 2, stderr: /SITESIFT_HEAP_GROWING_PERCENT must be a whole number, got "5x"/ });
 });
 
 t.test('through a symlink (npm bin link) it still finds its package', async (t) => {
