@@ -9,6 +9,7 @@
 import type { Context } from 'koa';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
+import { parseJsonArrayInParts, SPLIT_MIN_BYTES } from './json-array.js';
 
 export interface ReadOptions {
   /** Limit in bytes; default the configured `SITESIFT_MAX_BODY_BYTES` (set per request by app.ts), else 10 MiB. */
@@ -111,6 +112,13 @@ export async function readJson(ctx: Context, opts: ReadOptions = {}): Promise<un
     throw new AppError('unsupported_media_type', `Send the body as JSON with "Content-Type: application/json" (got "${type}").`);
   }
   const raw = await readRaw(ctx, limitOf(ctx, opts));
+  // A large array (a batch of pages) is parsed element by element, so no body-sized string
+  // lands in V8's large-object space (src/http/json-array.ts); anything else, whole.
+  if (raw.length >= SPLIT_MIN_BYTES && type !== '') {
+    const bom = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? 3 : 0;
+    const parts = parseJsonArrayInParts(raw, bom);
+    if (parts !== undefined) return parts;
+  }
   const text = raw.toString('utf8').replace(/^\uFEFF/, '');
   if (text.trim() === '') {
     if (opts.optional) return undefined;
