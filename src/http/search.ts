@@ -17,14 +17,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { badParam } from '../errors.js';
-import type { ProjectIndex } from '../index/contract.js';
 import type { Services } from '../services.js';
 import { parseFilters } from '../search/filters.js';
 import type { SearchOutcome } from '../search/executor.js';
 import type { SearchParams } from '../search/service.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { leanQueryString, OpenedIndexes, parseQuery, sendLean, type ParamSource } from './lean.js';
+import { leanStart, OpenedIndexes, sendLean, type ParamSource } from './lean.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 
 /** Deepest result reachable by paging (offset + limit). */
@@ -92,22 +91,9 @@ export class SearchRoute {
    * again and renders the error), false when Koa must handle it (nothing was written).
    */
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
-    const qs = leanQueryString(req, LEAN_PREFIX);
-    if (qs === null) return false;
-    const started = process.hrtime.bigint();
-    let sr: SearchRequest;
-    let index: ProjectIndex | undefined;
-    try {
-      // The Koa route's readers over a context of just `query` and `state`; anything they
-      // reject (or anything else thrown) declines, and Koa renders the error.
-      const query = parseQuery(qs);
-      if (query === null) return false;
-      sr = this.read({ query, state: {} } as ParamSource);
-      index = this.opened.get(this.services.indexes.get(sr.siteId));
-    } catch {
-      return false;
-    }
-    if (!index) return false;
+    const start = leanStart(req, LEAN_PREFIX, (src) => this.read(src), this.opened, this.services.indexes);
+    if (!start) return false;
+    const { sr, index, started } = start;
     const snap = index.acquire();
     let pending: Promise<SearchOutcome>;
     try {

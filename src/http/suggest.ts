@@ -29,7 +29,7 @@ import { SuggestCache, suggestBody, type SuggestAnswer, type SuggestParams } fro
 import type { Services } from '../services.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { leanQueryString, OpenedIndexes, parseQuery, sendLean, type ParamSource } from './lean.js';
+import { leanStart, OpenedIndexes, sendLean, type ParamSource } from './lean.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';
 import { requireQuery, stringArrayParam } from './search.js';
 
@@ -79,22 +79,9 @@ export class SuggestRoute {
    * handler, which renders the error), false when Koa must handle it (nothing was written).
    */
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
-    const qs = leanQueryString(req, LEAN_PREFIX);
-    if (qs === null) return false;
-    const started = process.hrtime.bigint();
-    let sr: SuggestRequest;
-    let index: ProjectIndex | undefined;
-    try {
-      // The Koa route's readers over a context of just `query` and `state`; anything they
-      // reject (or anything else thrown) declines, and Koa renders the error.
-      const query = parseQuery(qs);
-      if (query === null) return false;
-      sr = this.read({ query, state: {} } as ParamSource);
-      index = this.opened.get(this.services.indexes.get(sr.siteId));
-    } catch {
-      return false;
-    }
-    if (!index) return false;
+    const start = leanStart(req, LEAN_PREFIX, (src) => this.read(src), this.opened, this.services.indexes);
+    if (!start) return false;
+    const { sr, index, started } = start;
     const snap = index.acquire();
     let hit: SuggestAnswer | undefined;
     try {

@@ -5,51 +5,15 @@
  * byte for byte (only `Date` and the request id differ), the access-log lines and the query-log
  * records, for misses and answer-cache hits and errors.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
-import { Writable } from 'node:stream';
 import Koa from 'koa';
 import t from 'tap';
 import type { SearchLogEntry } from '../../src/analytics/service.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
 import { startTestServer } from '../helpers/server.js';
+import { get, lineSink, listen, masked, page, raw } from '../helpers/raw-http.js';
 
-const logLines: string[] = [];
-const sink = new Writable({
-  write(chunk, _enc, cb) {
-    logLines.push(...chunk.toString().split('\n').filter(Boolean));
-    cb();
-  },
-});
-
-const page = (slug: string, title: string, content = 'Some text.', extra: Record<string, unknown> = {}) => ({
-  url: `https://site.test/${slug}`, title, content, contentGroup: '', imageUrl: '', appendPageContent: false, ...extra,
-});
-
-/** One raw HTTP/1.1 exchange; answers the response bytes as text. */
-function raw(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    let out = '';
-    sock.setEncoding('utf8');
-    sock.on('data', (c: string) => (out += c));
-    sock.on('end', () => resolve(out));
-    sock.on('error', reject);
-    sock.write(request);
-  });
-}
-
-const get = (path: string, headers = '', method = 'GET') => `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Connection: close\r\n\r\n`;
-/** The response without what differs per request. */
-const masked = (r: string) => r.replace(/^Date: .*$/im, 'Date: -').replace(/^X-Request-Id: .*$/im, 'X-Request-Id: -').replace(/"requestId":"[^"]*"|request id [0-9a-f-]+/g, 'ID');
-
-async function listen(handler: http.RequestListener): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = http.createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
-}
+const { sink, lines: logLines } = lineSink();
 
 t.test('lean path: the same bytes, access-log lines and query-log records as the Koa chain', async (t) => {
   const s = await startTestServer({ t, start: { log: createLogger('info', sink) } });
