@@ -7,6 +7,7 @@
  * works from `src/` under tsx (tests, `.ts`) and from `dist/` (`.js`).
  */
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { TaskName } from '../workers/index.js';
@@ -59,6 +60,7 @@ export const WORKER_YOUNG_GENERATION_MB = 16;
  * be TypeScript. Destroy it with `pool.destroy()` at shutdown (after in-flight tasks settle).
  */
 export function createPool(opts: PoolOptions): Piscina {
+  workerHeapLimitDefault();
   const execArgv = workerExecArgv(process.execArgv, RUNNING_FROM_TS);
   const youngMb = opts.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB;
   return new Piscina({
@@ -86,6 +88,7 @@ export function createPool(opts: PoolOptions): Piscina {
  * Used by the search threads and the query-log writer thread.
  */
 export function startThread(base: string, file: string, opts: Omit<WorkerOptions, 'eval' | 'resourceLimits'> = {}): Worker {
+  workerHeapLimitDefault();
   // Same V8 young-generation cap as the pool threads (memory per thread).
   const options: WorkerOptions = { ...opts, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } };
   if (!RUNNING_FROM_TS) return new Worker(new URL(`${file}.js`, base), options);
@@ -94,9 +97,24 @@ export function startThread(base: string, file: string, opts: Omit<WorkerOptions
   return new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(path)});`, { ...options, eval: true });
 }
 
+/**
+ * Sets V8's `--max-old-space-size` back to 0 (V8's own limit, from the machine's memory) for
+ * isolates created from now on. Main thread; {@link createPool} and {@link startThread} call it
+ * before starting any thread, so `--max-old-space-size=N` on node's command line (the launcher's
+ * SITESIFT_MAIN_HEAP_MB) caps the main thread's heap only: V8 reads the flag once, when an
+ * isolate is created, and the main isolate keeps its limit. Why: V8's largest heap growing
+ * factor follows the limit (≈ 1.6× the live size at 1024 MB, 4× from 2 GB), which keeps the
+ * main heap small during bulk imports; the search and pool threads keep V8's own factor, as
+ * full GCs of their large heaps cost search latency (bin/sitesift, README "### Ingest").
+ * Worker `resourceLimits` cannot do this: the flag overrides them. Idempotent.
+ */
+export function workerHeapLimitDefault(): void {
+  setFlagsFromString('--max-old-space-size=0');
+}
+
 // V8 heap and GC flags. Worker threads refuse every V8 flag in execArgv
-// (ERR_WORKER_INVALID_EXEC_ARGV), and they need none: V8 flags are process-wide, so a worker's
-// default heap limits already follow e.g. `node --max-old-space-size=256 … serve`.
+// (ERR_WORKER_INVALID_EXEC_ARGV), and they need none: V8 flags are process-wide (but
+// --max-old-space-size is reset before any worker starts: workerHeapLimitDefault).
 const V8_FLAG_RE = /^--(max[-_]old[-_]space[-_]size|max[-_]semi[-_]space[-_]size|max[-_]heap[-_]size|initial[-_]heap[-_]size|initial[-_]old[-_]space[-_]size|max[-_]young[-_]generation[-_]size|stack[-_]size|expose[-_]gc|optimize[-_]for[-_]size|gc[-_]interval|trace[-_]gc(?:[-_]nvp|[-_]verbose)?|(?:no[-_])?parallel[-_]scavenge|single[-_]threaded[-_]gc|heap[-_]growing[-_]percent)(=|$)/;
 
 /**
