@@ -19,12 +19,13 @@
  */
 import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { AGGREGATE_EVERY_ROWS, LogInserter, type LogRow } from './site-log.js';
+import { AGGREGATE_EVERY_ROWS, LogInserter } from './site-log.js';
+import { LogBatch, type WireBatch } from './batch.js';
 
 /** Requests of the writer thread. */
 export type WriterRequest =
-  /** `rows`: the project's LogRow[] as JSON (one string clones far cheaper than many objects). */
-  | { type: 'write'; seq: number; sites: Array<{ siteId: string; file: string; rows: string }> }
+  /** One project's searches and events in columns (src/analytics/batch.ts: no object per search on either side). */
+  | { type: 'write'; seq: number; sites: Array<{ siteId: string; file: string; batch: WireBatch }> }
   /** Writes the pending suggestion aggregates of `siteIds` (all open ones when absent). */
   | { type: 'aggregate'; seq: number; siteIds?: string[] }
   /** Writes the pending aggregates of `siteId` and closes its connection. */
@@ -46,7 +47,7 @@ interface OpenLog {
   db: Database.Database;
   inserter: LogInserter;
   state: Database.Statement;
-  write: (rows: LogRow[]) => number;
+  write: (batch: LogBatch) => number;
   aggregate: () => void;
   /** Whether searches were written since the last aggregate write. */
   dirty: boolean;
@@ -66,10 +67,10 @@ function open(file: string): OpenLog {
   db.pragma('cache_size = -16384');
   const inserter = new LogInserter(db);
   const state = db.prepare('SELECT value FROM state WHERE key = ?').pluck();
-  const write = db.transaction((rows: LogRow[]): number => {
+  const write = db.transaction((batch: LogBatch): number => {
     const closed = (state.get('closed_through') as number | undefined) ?? null;
     const windowStartDay = state.get('window_start_day') as number;
-    inserter.insert(rows, closed, windowStartDay);
+    inserter.insert(batch, closed, windowStartDay);
     log!.dirty = true;
     if (inserter.pending.rows >= AGGREGATE_EVERY_ROWS) {
       inserter.writePending();
@@ -100,7 +101,7 @@ function handle(req: WriterRequest): WriterSiteResult[] {
   if (req.type === 'write') {
     for (const s of req.sites) {
       files.set(s.siteId, s.file);
-      attempt(s.siteId, () => ({ windowStartDay: open(s.file).write(JSON.parse(s.rows) as LogRow[]) }));
+      attempt(s.siteId, () => ({ windowStartDay: open(s.file).write(new LogBatch(s.batch)) }));
     }
   } else if (req.type === 'aggregate') {
     for (const siteId of req.siteIds ?? [...files.keys()]) {

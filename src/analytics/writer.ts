@@ -15,17 +15,17 @@
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { startThread } from '../pool.js';
-import type { LogRow } from './site-log.js';
+import type { LogBatch } from './batch.js';
 import type { WriterReply, WriterRequest, WriterSiteResult } from './writer-thread.js';
 
 /** Longest synchronous wait for the thread (a stuck disk): then the caller goes on. */
 const SYNC_TIMEOUT_MS = 30_000;
 
-/** A batch sent to the thread, per project (rows oldest first). */
+/** A batch sent to the thread, per project (oldest first). */
 export interface WriterBatch {
   siteId: string;
   file: string;
-  rows: LogRow[];
+  batch: LogBatch;
 }
 
 export interface LogWriterThreadOptions {
@@ -33,7 +33,7 @@ export interface LogWriterThreadOptions {
    * A batch of one project was committed by the thread; `windowStartDay` is the suggestion
    * window it counted searches from. Main thread, in send order.
    */
-  onWritten: (siteId: string, rows: LogRow[], windowStartDay: number) => void;
+  onWritten: (siteId: string, batch: LogBatch, windowStartDay: number) => void;
   onError: (err: unknown, context: string) => void;
 }
 
@@ -92,8 +92,7 @@ export class LogWriterThread {
   /** Sends one batch per project; returns at once (the thread commits it). */
   write(sites: WriterBatch[]): void {
     if (sites.length === 0) return;
-    const rows = sites.map((b) => ({ siteId: b.siteId, file: b.file, rows: JSON.stringify(b.rows) }));
-    this.send({ type: 'write', seq: 0, sites: rows }, sites);
+    this.send({ type: 'write', seq: 0, sites: sites.map((b) => ({ siteId: b.siteId, file: b.file, batch: b.batch.toWire() })) }, sites);
     this.wrote = true;
   }
 
@@ -160,7 +159,7 @@ export class LogWriterThread {
     if (pending.sites) {
       for (const s of pending.sites) {
         const r = bySite.get(s.siteId);
-        if (r?.windowStartDay !== undefined) this.opts.onWritten(s.siteId, s.rows, r.windowStartDay);
+        if (r?.windowStartDay !== undefined) this.opts.onWritten(s.siteId, s.batch, r.windowStartDay);
       }
     }
     if (this.inflight.size === 0) this.wake();
@@ -178,7 +177,7 @@ export class LogWriterThread {
     this.dead = true;
     this.opts.onError(err, 'querylog.writer-thread');
     for (const { sites } of this.inflight.values()) {
-      if (sites) for (const s of sites) this.opts.onError(new Error(`${s.rows.length} log entries lost with the writer thread`), `querylog.flush ${s.siteId}`);
+      if (sites) for (const s of sites) this.opts.onError(new Error(`${s.batch.length + s.batch.events.length} log entries lost with the writer thread`), `querylog.flush ${s.siteId}`);
     }
     this.inflight.clear();
     this.wake();

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { QueryLogService, type QueryLogOptions } from '../../src/analytics/service.js';
+import { DEFAULT_MAX_BATCH, QueryLogService, type QueryLogOptions } from '../../src/analytics/service.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
@@ -280,4 +280,17 @@ process.kill(process.pid, 'SIGKILL');
     'query_totals = Σ query_days',
   );
   db.close();
+});
+
+t.test('the default early hand-over waits for a second of busy traffic (DEFAULT_MAX_BATCH), not 1,000 entries', async (t) => {
+  const { svc } = setup(t, { writerThread: false });
+  const turn = () => new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 1000; i++) svc.record('docs', { query: `q${i % 50}`, results: 1 });
+  await turn();
+  t.equal(svc.pending, 1000, 'no early hand-over at 1,000 queued entries: the timer hands them over');
+  for (let i = 1000; i < DEFAULT_MAX_BATCH; i++) svc.record('docs', { query: `q${i % 50}`, results: 1 });
+  await turn();
+  t.ok(svc.pending < DEFAULT_MAX_BATCH, 'early hand-over once DEFAULT_MAX_BATCH entries are queued');
+  svc.flush();
+  t.equal(svc.pending, 0);
 });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { QueryLogService } from '../../src/analytics/service.js';
+import { LogBatch } from '../../src/analytics/batch.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
@@ -158,7 +159,7 @@ t.test('a batch updates the suggestion index once per distinct query, to what on
     row('create index', T0 - 5, 3), row('vacuum', T0 - 9, 2), row('create index', T0 - 7, 0), row('vacuum', T0 - 1, 0),
     row('create index', T0 - 2, 4), row('vacuum', T0 - 1, 6), row('create index', T0 - 2, 5), row('cluster', T0 - 3, 0),
   ];
-  log.noteCounted(batch);
+  log.noteCounted(LogBatch.of(batch), log.windowStartDay);
   t.same(calls, ['create index', 'vacuum', 'cluster'], 'one update per distinct query');
   // The same searches one update each, on a second project.
   const other = svc.site('other').suggestionIndex(T0);

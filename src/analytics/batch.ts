@@ -1,0 +1,191 @@
+/**
+ * One project's share of a query-log hand-over, in columns: what the main thread builds from its
+ * queue (src/analytics/service.ts), sends to the query-log writer thread (src/analytics/writer.ts,
+ * writer-thread.ts) and what {@link LogInserter} (src/analytics/site-log.ts) writes, on either
+ * thread.
+ *
+ * Why columns instead of one object per row: a batch holds up to a second of logged searches
+ * (10,000 at 10k req/s). As row objects they were built on the main thread, serialised to JSON,
+ * parsed back into objects in the thread, and kept on the main thread until the thread's answer
+ * (so they outlived a scavenge and were promoted). Here a search is a few numbers appended to
+ * typed arrays (memory outside the V8 heap, copied to the thread as bytes) plus an index into
+ * the batch's distinct queries and visitors, which are sent as one joined string each; the
+ * suggestion aggregates are counted per distinct query instead of per row. Events (`POST
+ * /sites/queries/log`, rare) stay row objects.
+ *
+ * Invariant: a query or visitor hash never contains `\n` (normalised queries have whitespace
+ * collapsed to single spaces; hashes are hex), so the joined strings split back exactly.
+ */
+import { dayOf } from './normalize.js';
+import type { EventRow, SearchRow } from './site-log.js';
+
+/** A {@link LogBatch} as posted to the writer thread (structured clone copies the typed arrays). */
+export interface WireBatch {
+  length: number;
+  queries: string;
+  queryCount: number;
+  visitors: string;
+  visitorCount: number;
+  query: Int32Array;
+  visitor: Int32Array;
+  at: Float64Array;
+  results: Int32Array;
+  extras: Array<[row: number, filters: string | null, sort: string | null]>;
+  events: EventRow[];
+}
+
+/**
+ * Counted searches of one distinct query (and, with days split, one UTC day): how many, and the
+ * time and result count of the latest (ties in time: the later row).
+ */
+export type CountedGroup = (query: string, n: number, lastAt: number, lastResults: number) => void;
+
+const INITIAL_ROWS = 256;
+
+/** See the module comment. Searches keep their order (ids are assigned in row order). */
+export class LogBatch {
+  /** Searches in the batch. */
+  length = 0;
+  /** Distinct normalised queries, first-seen order. */
+  readonly queries: string[];
+  /** Distinct visitor hashes, first-seen order. */
+  readonly visitors: string[];
+  /** Per search: index into {@link queries} / {@link visitors}, time (ms), result count. */
+  query: Int32Array;
+  visitor: Int32Array;
+  at: Float64Array;
+  results: Int32Array;
+  /** Searches with filters or a sort (most have neither), ascending row. */
+  readonly extras: Array<[row: number, filters: string | null, sort: string | null]>;
+  /** Events, in order (their own table). */
+  readonly events: EventRow[];
+  private readonly queryIds = new Map<string, number>();
+  private readonly visitorIds = new Map<string, number>();
+
+  constructor(wire?: WireBatch) {
+    if (wire) {
+      this.length = wire.length;
+      this.queries = wire.queryCount === 0 ? [] : wire.queries.split('\n');
+      this.visitors = wire.visitorCount === 0 ? [] : wire.visitors.split('\n');
+      this.query = wire.query;
+      this.visitor = wire.visitor;
+      this.at = wire.at;
+      this.results = wire.results;
+      this.extras = wire.extras;
+      this.events = wire.events;
+    } else {
+      this.queries = [];
+      this.visitors = [];
+      this.query = new Int32Array(INITIAL_ROWS);
+      this.visitor = new Int32Array(INITIAL_ROWS);
+      this.at = new Float64Array(INITIAL_ROWS);
+      this.results = new Int32Array(INITIAL_ROWS);
+      this.extras = [];
+      this.events = [];
+    }
+  }
+
+  /** A batch of rows (tests, and callers that have rows). */
+  static of(rows: Iterable<SearchRow | EventRow>): LogBatch {
+    const b = new LogBatch();
+    for (const r of rows) {
+      if (r.kind === 'search') b.addSearch(r.at, r.query, r.results, r.filters, r.sort, r.visitor);
+      else b.events.push(r);
+    }
+    return b;
+  }
+
+  /** Appends one search (`query` normalised, `visitor` hashed). Main thread. */
+  addSearch(at: number, query: string, results: number, filters: string | null, sort: string | null, visitor: string): void {
+    const i = this.length;
+    if (i === this.at.length) this.grow();
+    let q = this.queryIds.get(query);
+    if (q === undefined) {
+      q = this.queries.push(query) - 1;
+      this.queryIds.set(query, q);
+    }
+    let v = this.visitorIds.get(visitor);
+    if (v === undefined) {
+      v = this.visitors.push(visitor) - 1;
+      this.visitorIds.set(visitor, v);
+    }
+    this.query[i] = q;
+    this.visitor[i] = v;
+    this.at[i] = at;
+    this.results[i] = results;
+    if (filters !== null || sort !== null) this.extras.push([i, filters, sort]);
+    this.length = i + 1;
+  }
+
+  /** Whether the batch holds nothing. */
+  get empty(): boolean {
+    return this.length === 0 && this.events.length === 0;
+  }
+
+  /** The message form (typed arrays cut to the rows; the clone copies them). */
+  toWire(): WireBatch {
+    const n = this.length;
+    return {
+      length: n,
+      queries: this.queries.join('\n'),
+      queryCount: this.queries.length,
+      visitors: this.visitors.join('\n'),
+      visitorCount: this.visitors.length,
+      query: this.query.subarray(0, n),
+      visitor: this.visitor.subarray(0, n),
+      at: this.at.subarray(0, n),
+      results: this.results.subarray(0, n),
+      extras: this.extras,
+      events: this.events,
+    };
+  }
+
+  /**
+   * Calls `fn` once per distinct query for its searches of UTC day `windowStartDay` or later
+   * (the suggestion window), in first-seen order; with `splitDays`, once per distinct (query,
+   * day) instead. Groups without such searches are skipped.
+   */
+  forEachCounted(windowStartDay: number, splitDays: boolean, fn: CountedGroup): void {
+    const nq = this.queries.length;
+    if (nq === 0) return;
+    const n = new Int32Array(nq);
+    const lastAt = new Float64Array(nq);
+    const lastResults = new Int32Array(nq);
+    // With splitDays: the day each query's open group counts (searches are nearly always of one
+    // day; a batch across midnight closes a group when its query's day changes).
+    const day = splitDays ? new Float64Array(nq) : null;
+    for (let i = 0; i < this.length; i++) {
+      const at = this.at[i]!;
+      const d = dayOf(at);
+      if (d < windowStartDay) continue;
+      const q = this.query[i]!;
+      if (day !== null && n[q]! > 0 && day[q] !== d) {
+        fn(this.queries[q]!, n[q]!, lastAt[q]!, lastResults[q]!);
+        n[q] = 0;
+      }
+      if (n[q] === 0 || at >= lastAt[q]!) {
+        lastAt[q] = at;
+        lastResults[q] = this.results[i]!;
+      }
+      if (day !== null) day[q] = d;
+      n[q] = n[q]! + 1;
+    }
+    for (let q = 0; q < nq; q++) if (n[q]! > 0) fn(this.queries[q]!, n[q]!, lastAt[q]!, lastResults[q]!);
+  }
+
+  private grow(): void {
+    const cap = this.at.length * 2;
+    const query = new Int32Array(cap);
+    query.set(this.query);
+    this.query = query;
+    const visitor = new Int32Array(cap);
+    visitor.set(this.visitor);
+    this.visitor = visitor;
+    const at = new Float64Array(cap);
+    at.set(this.at);
+    this.at = at;
+    const results = new Int32Array(cap);
+    results.set(this.results);
+    this.results = results;
+  }
+}
