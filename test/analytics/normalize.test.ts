@@ -40,6 +40,27 @@ t.test('the memo is bounded and never changes a hash', async (t) => {
   }
 });
 
+t.test('the previous visitor answers without the memo, the same hash, never across a salt rotation', async (t) => {
+  const h = new VisitorHasher();
+  const memo = (h as unknown as { memo: Map<string, string> }).memo;
+  let lookups = 0;
+  const get = memo.get.bind(memo);
+  memo.get = (k: string) => (lookups++, get(k));
+  const a = h.hash('docs', '198.51.100.1', 'ua', T0);
+  const before = lookups;
+  // Equal strings that are other string objects (each request parses its own).
+  t.equal(h.hash('docs', ['198.51.100', '1'].join('.'), 'u' + 'a', T0 + 5), a);
+  t.equal(lookups, before, 'the previous visitor: no memo lookup');
+  t.not(h.hash('docs', '198.51.100.1', 'ub', T0), a, 'another user agent after it');
+  t.not(h.hash('blog', '198.51.100.1', 'ub', T0), h.hash('docs', '198.51.100.1', 'ub', T0), 'another project after it');
+  t.equal(h.hash('docs', '198.51.100.1', 'ua', T0), a, 'back to the first visitor: the memo');
+  const next = h.hash('docs', '198.51.100.1', 'ua', T0 + DAY);
+  t.not(next, a, 'the next day: new salt, not the previous call\'s hash');
+  t.equal(next, expected(h, 'docs', '198.51.100.1', 'ua'));
+  t.equal(h.hash('docs', undefined, undefined, T0 + DAY), expected(h, 'docs', '', ''));
+  t.equal(h.hash('docs', '', '', T0 + DAY), expected(h, 'docs', '', ''), 'absent and empty are the same visitor');
+});
+
 t.test('the plain-ASCII fast path gives exactly the full normalisation', async (t) => {
   // The documented normalisation, spelled out (NFKC, lower case, whitespace and controls to one
   // space, trimmed, cut at 200 code points and re-trimmed).
