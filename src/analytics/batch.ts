@@ -122,6 +122,39 @@ export class LogBatch {
     return this.length === 0 && this.events.length === 0;
   }
 
+  /** Searches plus events. */
+  get entries(): number {
+    return this.length + this.events.length;
+  }
+
+  /**
+   * Moves the first `n` entries (searches first, then events) into a new batch and keeps the
+   * rest (the main-thread write path, which commits a few hundred entries per event-loop turn).
+   */
+  take(n: number): LogBatch {
+    const head = new LogBatch();
+    const searches = Math.min(n, this.length);
+    let extra = 0;
+    for (let i = 0; i < searches; i++) {
+      let filters: string | null = null;
+      let sort: string | null = null;
+      if (extra < this.extras.length && this.extras[extra]![0] === i) [, filters, sort] = this.extras[extra++]!;
+      head.addSearch(this.at[i]!, this.queries[this.query[i]!]!, this.results[i]!, filters, sort, this.visitors[this.visitor[i]!]!);
+    }
+    head.events.push(...this.events.splice(0, Math.max(0, n - searches)));
+    // The rest: rows shifted down, extras renumbered (queries and visitors stay interned).
+    const rest = this.length - searches;
+    this.query.copyWithin(0, searches, this.length);
+    this.visitor.copyWithin(0, searches, this.length);
+    this.at.copyWithin(0, searches, this.length);
+    this.results.copyWithin(0, searches, this.length);
+    this.length = rest;
+    const kept = this.extras.splice(extra).map(([row, f, so]): [number, string | null, string | null] => [row - searches, f, so]);
+    this.extras.length = 0;
+    this.extras.push(...kept);
+    return head;
+  }
+
   /** The message form (typed arrays cut to the rows; the clone copies them). */
   toWire(): WireBatch {
     const n = this.length;

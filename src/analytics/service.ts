@@ -9,12 +9,17 @@
  * one writer per file, so a large backfill or purge on one project never holds the write lock
  * of another; (4) the per-project folder is already the unit of backup.
  *
- * Write path: {@link QueryLogService.record} / {@link QueryLogService.recordEvent} only push the
- * entry as given to an in-memory queue ({@link Queued}): never throws, never touches disk. The queue is normalised and anonymised batch by
- * batch when it is handed over ({@link QueryLogService.add}), so a request pays for a push,
- * not for code and data it would find cold between requests. A timer hands the queue over at least every second (and as soon as it holds
+ * Write path: {@link QueryLogService.record} / {@link QueryLogService.recordEvent} normalise the
+ * query, hash the visitor (memoised) and append the entry to the project's pending
+ * {@link LogBatch} (src/analytics/batch.ts: numbers in typed arrays and an index into the
+ * batch's distinct queries): never throws, never touches disk, and keeps no object per entry
+ * alive until the hand-over (no entry object, no IP or user-agent string; one string per
+ * distinct query). Why at once and not at the hand-over (sessions 5–7 deferred it): queued
+ * entries live up to a second, so every scavenge of the main isolate copied them and promoted
+ * them to the old generation; the normalisation and the memoised hash cost ≈ 0.2 µs. A
+ * timer hands the batches over at least every second (and as soon as they hold
  * {@link QueryLogOptions.maxBatch} entries, on the next tick) to the query-log writer thread
- * (src/analytics/writer.ts, started by {@link QueryLogService.start}), which commits it at
+ * (src/analytics/writer.ts, started by {@link QueryLogService.start}), which commits them at
  * once, one transaction per project: a crash loses at most the last second, a search never
  * waits for SQLite, and the inserts do not run on the main thread. Without the thread (not
  * started, or failed) the same batches are written on the main thread.
@@ -24,7 +29,7 @@ import { join } from 'node:path';
 import type { AnalyticsSettings } from '../types.js';
 import { badParam } from '../errors.js';
 import { VisitorHasher, normaliseQuery } from './normalize.js';
-import { SiteQueryLog, type EventRow, type SearchRow } from './site-log.js';
+import { SiteQueryLog } from './site-log.js';
 import { LogBatch } from './batch.js';
 import { LogWriterThread, type WriterBatch } from './writer.js';
 import { rollupSite, type RollupOptions, type RollupResult } from './rollup.js';
@@ -69,26 +74,6 @@ export interface SearchLogEntry {
   /** Milliseconds since the epoch; defaults to the service clock. */
   at?: number;
 }
-
-/**
- * A logged search or event as {@link QueryLogService.record} / {@link QueryLogService.recordEvent}
- * queue it: the row with the query as typed, and the visitor's IP and user agent, in memory
- * for at most the hand-over period (≤ 1 s); turned into a normalised, anonymised row
- * ({@link QueryLogService.add}, in queue order, so the daily salt sees entries in the order
- * they were recorded) before anything leaves the queue: neither reaches the writer thread or
- * the disk. Why deferred: per request, the normalisation, the visitor hash and the row cost the
- * server's main thread several times what a tight loop measures (code and data cold between
- * requests); one loop per batch costs about what the loop measures. One flat object per entry
- * (not the row wrapped in an entry wrapped in a queue item): queued entries live up to a second,
- * so scavenges of the main isolate copy them and move them to the old generation, where they
- * are garbage for the next mark-sweep; two objects fewer per logged search is less of both
- * (session 7, in process: 248 → 176 bytes of heap per queued search).
- */
-type Queued = (Omit<SearchRow, 'visitor'> | Omit<EventRow, 'visitor'>) & {
-  siteId: string;
-  ip: string | undefined;
-  userAgent: string | undefined;
-};
 
 /** A validated event (see `parseQueryEvent`) plus the request's visitor identity. */
 export interface QueryEventEntry extends QueryEvent {
@@ -146,7 +131,10 @@ export interface ReportRange {
 
 export class QueryLogService {
   private readonly sitesOpen = new Map<string, SiteQueryLog>();
-  private queue: Queued[] = [];
+  /** Entries not handed over yet, per project, in record order. */
+  private batches = new Map<string, LogBatch>();
+  /** Entries in {@link batches}. */
+  private queued = 0;
   private readonly hasher = new VisitorHasher();
   private timer: NodeJS.Timeout | null = null;
   private flushScheduled = false;
@@ -192,14 +180,17 @@ export class QueryLogService {
 
   /**
    * Queues one logged search (call it only when the search's `log` parameter is true).
-   * Never throws, never blocks: an array push (normalised and anonymised at the hand-over).
+   * Never throws, never blocks: normalises the query, hashes the visitor (memoised) and appends
+   * a few numbers to the project's pending batch.
    *
    * @example services.analytics.record(siteId, { query, results: totalResults, filters, sort, ip: ctx.ip, userAgent: ctx.get('user-agent') })
    */
   record(siteId: string, entry: SearchLogEntry): void {
     try {
-      const query = String(entry.query ?? '');
+      const query = normaliseQuery(String(entry.query ?? ''));
       if (query === '') return;
+      const batch = this.batchOf(siteId);
+      if (batch === null) return;
       const at = entry.at ?? this.opts.clock();
       const results = Number.isFinite(entry.results) && entry.results > 0 ? Math.floor(entry.results) : 0;
       const filters =
@@ -207,7 +198,8 @@ export class QueryLogService {
         (Array.isArray(entry.filters) && entry.filters.length === 0)
           ? null
           : JSON.stringify(entry.filters);
-      this.enqueue({ siteId, ip: entry.ip, userAgent: entry.userAgent, kind: 'search', at, query, results, filters, sort: entry.sort ? String(entry.sort) : null });
+      batch.addSearch(at, query, results, filters, entry.sort ? String(entry.sort) : null, this.hasher.hash(siteId, entry.ip, entry.userAgent, at));
+      this.queuedOne();
     } catch (err) {
       this.opts.onError?.(err, 'querylog.record');
     }
@@ -216,13 +208,12 @@ export class QueryLogService {
   /** Queues one validated suggestion event (`POST /sites/queries/log`). Never throws, never blocks. */
   recordEvent(siteId: string, event: QueryEventEntry): void {
     try {
-      const query = String(event.query ?? '');
+      const query = normaliseQuery(String(event.query ?? ''));
       if (query === '') return;
+      const batch = this.batchOf(siteId);
+      if (batch === null) return;
       const at = event.at ?? this.opts.clock();
-      this.enqueue({
-        siteId,
-        ip: event.ip,
-        userAgent: event.userAgent,
+      batch.events.push({
         kind: 'event',
         at,
         query,
@@ -230,24 +221,41 @@ export class QueryLogService {
         timeToAction: event.timeToAction ?? null,
         link: event.link ?? null,
         position: event.position ?? null,
+        visitor: this.hasher.hash(siteId, event.ip, event.userAgent, at),
       });
+      this.queuedOne();
     } catch (err) {
       this.opts.onError?.(err, 'querylog.recordEvent');
     }
   }
 
-  private enqueue(entry: Queued): void {
-    if (this.closed || !SITE_ID.test(entry.siteId)) return;
-    if (this.queue.length >= (this.opts.maxQueue ?? 100_000)) {
+  /** The pending batch of a project, or null when the entry is not taken (closed, invalid id, queue full). */
+  private batchOf(siteId: string): LogBatch | null {
+    if (this.closed || !SITE_ID.test(siteId)) return null;
+    if (this.queued >= (this.opts.maxQueue ?? 100_000)) {
       this.dropped++;
-      return;
+      return null;
     }
-    this.queue.push(entry);
-    if (this.queue.length >= (this.opts.maxBatch ?? DEFAULT_MAX_BATCH) && !this.flushScheduled) {
+    let batch = this.batches.get(siteId);
+    if (!batch) this.batches.set(siteId, (batch = new LogBatch()));
+    return batch;
+  }
+
+  private queuedOne(): void {
+    this.queued++;
+    if (this.queued >= (this.opts.maxBatch ?? DEFAULT_MAX_BATCH) && !this.flushScheduled) {
       this.flushScheduled = true;
       // Next macrotask: after the current request has been answered.
       setImmediate(() => this.drain());
     }
+  }
+
+  /** Takes every pending batch (oldest entries first within each project). */
+  private takeAll(): Map<string, LogBatch> {
+    const all = this.batches;
+    this.batches = new Map();
+    this.queued = 0;
+    return all;
   }
 
   /**
@@ -256,19 +264,25 @@ export class QueryLogService {
    */
   private drain(): void {
     this.flushScheduled = false;
-    if (this.queue.length === 0 || this.closed) return;
+    if (this.queued === 0 || this.closed) return;
     if (this.writer?.alive) {
-      const batch = this.queue;
-      this.queue = [];
-      this.handOver(batch);
+      this.handOver(this.takeAll());
       return;
     }
-    const chunk = Math.max(1, this.opts.writeChunk ?? 250);
-    const batch = this.queue.length <= chunk ? this.queue : this.queue.slice(0, chunk);
-    this.queue = batch === this.queue ? [] : this.queue.slice(chunk);
+    // Without the thread: at most one chunk per turn, projects in the order they were queued.
+    let budget = Math.max(1, this.opts.writeChunk ?? 250);
+    const chunk = new Map<string, LogBatch>();
+    for (const [siteId, batch] of this.batches) {
+      if (budget === 0) break;
+      const n = Math.min(budget, batch.entries);
+      if (n === batch.entries) this.batches.delete(siteId);
+      chunk.set(siteId, n === batch.entries ? batch : batch.take(n));
+      budget -= n;
+      this.queued -= n;
+    }
     // Suggestion aggregates follow later (site-log.ts, AGGREGATE_EVERY_ROWS).
-    this.write(batch, false);
-    if (this.queue.length > 0) {
+    this.write(chunk, false);
+    if (this.queued > 0) {
       this.flushScheduled = true;
       setImmediate(() => this.drain());
     }
@@ -279,8 +293,7 @@ export class QueryLogService {
    * project is opened first (creating the file, counting what a crash left unaggregated), so
    * the thread only ever appends to a file the main thread has prepared.
    */
-  private handOver(batch: Queued[]): void {
-    const bySite = this.bySite(batch);
+  private handOver(bySite: Map<string, LogBatch>): void {
     const sites: WriterBatch[] = [];
     for (const [siteId, logBatch] of bySite) {
       try {
@@ -291,34 +304,6 @@ export class QueryLogService {
       }
     }
     this.writer!.write(sites);
-  }
-
-  /** The entries of `batch` per project, in order, normalised and anonymised (src/analytics/batch.ts). */
-  private bySite(batch: Queued[]): Map<string, LogBatch> {
-    const bySite = new Map<string, LogBatch>();
-    for (const q of batch) {
-      let out = bySite.get(q.siteId);
-      if (!out) bySite.set(q.siteId, (out = new LogBatch()));
-      this.add(out, q);
-    }
-    return bySite;
-  }
-
-  /**
-   * Adds a queued entry to `out` as it is logged (nothing when its normalised query is empty,
-   * or when it cannot be converted: reported through `onError`, the others still go). The
-   * visitor hash uses the salt of the entry's own day (`at`), as at `record()` before.
-   */
-  private add(out: LogBatch, q: Queued): void {
-    try {
-      const query = normaliseQuery(q.query);
-      if (query === '') return;
-      const visitor = this.hasher.hash(q.siteId, q.ip, q.userAgent, q.at);
-      if (q.kind === 'search') out.addSearch(q.at, query, q.results, q.filters, q.sort, visitor);
-      else out.events.push({ kind: 'event', at: q.at, query, action: q.action, timeToAction: q.timeToAction, link: q.link, position: q.position, visitor });
-    } catch (err) {
-      this.opts.onError?.(err, q.kind === 'search' ? 'querylog.record' : 'querylog.recordEvent');
-    }
   }
 
   /** The writer thread committed `batch` of `siteId`: mirror its counted searches in memory. */
@@ -338,7 +323,7 @@ export class QueryLogService {
 
   /** Entries waiting for the writer. */
   get pending(): number {
-    return this.queue.length;
+    return this.queued;
   }
 
   /**
@@ -350,11 +335,7 @@ export class QueryLogService {
     this.flushScheduled = false;
     // What the writer thread was sent commits first (older ids, and its pending aggregates).
     this.writer?.sync();
-    if (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      this.write(batch, true);
-    }
+    if (this.queued > 0) this.write(this.takeAll(), true);
     // Suggestion aggregates still pending from background writes (any project).
     for (const [siteId, log] of this.sitesOpen) {
       try {
@@ -369,8 +350,7 @@ export class QueryLogService {
    * Writes `batch` (oldest first): one transaction per project; failures go to `onError`.
    * `aggregate`: also write every project's pending suggestion aggregates.
    */
-  private write(batch: Queued[], aggregate: boolean): void {
-    const bySite = this.bySite(batch);
+  private write(bySite: Map<string, LogBatch>, aggregate: boolean): void {
     for (const [siteId, logBatch] of bySite) {
       try {
         if (!this.sitesOpen.has(siteId) && this.opts.settingsOf && this.opts.settingsOf(siteId) === undefined) continue;
@@ -455,7 +435,8 @@ export class QueryLogService {
    * database. Call this from project deletion (otherwise a pending flush could recreate the file).
    */
   dropSite(siteId: string): void {
-    this.queue = this.queue.filter((e) => e.siteId !== siteId);
+    this.queued -= this.batches.get(siteId)?.entries ?? 0;
+    this.batches.delete(siteId);
     this.writer?.closeSite(siteId);
     this.sitesOpen.get(siteId)?.close();
     this.sitesOpen.delete(siteId);

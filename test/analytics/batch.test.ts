@@ -138,3 +138,31 @@ t.test('LogInserter binds one reused parameter array: a second batch does not se
   t.same(db.prepare('SELECT COUNT(*) FROM searches WHERE filters IS NOT NULL').pluck().get(), 53, 'only the first batch has filters');
   t.same(db.prepare('SELECT query FROM searches ORDER BY id').pluck().all(), [...Array.from({ length: 53 }, (_, i) => `q${i}`), ...Array.from({ length: 53 }, (_, i) => `q${100 + i}`)]);
 });
+
+t.test('take(n): the first n entries (searches, then events) move to a new batch; the rest keeps order and extras', async (t) => {
+  const rows = sampleRows(60, 3);
+  const searches = rows.filter((r): r is SearchRow => r.kind === 'search');
+  const events = rows.filter((r): r is EventRow => r.kind === 'event');
+  t.ok(events.length > 0 && searches.some((s) => s.filters !== null || s.sort !== null), 'the sample has events and extras');
+  const asRows = (b: LogBatch) => {
+    const out: SearchRow[] = [];
+    const extras = new Map(b.extras.map(([row, f, s]) => [row, [f, s] as const]));
+    for (let i = 0; i < b.length; i++) {
+      const [filters, sort] = extras.get(i) ?? [null, null];
+      out.push({ kind: 'search', at: b.at[i]!, query: b.queries[b.query[i]!]!, results: b.results[i]!, filters, sort, visitor: b.visitors[b.visitor[i]!]! });
+    }
+    return out;
+  };
+  const b = LogBatch.of(rows);
+  const head = b.take(20);
+  t.same(asRows(head), searches.slice(0, 20));
+  t.same(head.events, []);
+  t.same(asRows(b), searches.slice(20), 'the rest, renumbered');
+  const all = b.entries;
+  const second = b.take(all - 1);
+  t.same(asRows(second), searches.slice(20));
+  t.same(second.events, events.slice(0, -1), 'events after the searches');
+  t.equal(b.length, 0);
+  t.same(b.events, events.slice(-1));
+  t.equal(b.entries, 1);
+});

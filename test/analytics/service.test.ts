@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DEFAULT_MAX_BATCH, QueryLogService, type QueryLogOptions } from '../../src/analytics/service.js';
+import type { LogBatch } from '../../src/analytics/batch.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
@@ -293,4 +294,19 @@ t.test('the default early hand-over waits for a second of busy traffic (DEFAULT_
   t.ok(svc.pending < DEFAULT_MAX_BATCH, 'early hand-over once DEFAULT_MAX_BATCH entries are queued');
   svc.flush();
   t.equal(svc.pending, 0);
+});
+
+t.test('record() normalises and hashes at once: the pending batch keeps each distinct query once, no entry objects', async (t) => {
+  const { svc } = setup(t, { writerThread: false });
+  for (let i = 0; i < 1000; i++) svc.record('docs', { query: i % 2 ? 'Create  Index' : 'create index', results: 1, ip: `198.51.100.${i % 7}`, userAgent: 'ua' });
+  svc.recordEvent('docs', { action: 'select', query: 'Create Index', link: 'https://x.test/', position: 1, ip: '198.51.100.1', userAgent: 'ua' });
+  const batch = (svc as unknown as { batches: Map<string, LogBatch> }).batches.get('docs')!;
+  t.same(batch.queries, ['create index'], 'one normalised query for 1,000 searches');
+  t.equal(batch.visitors.length, 7, 'one hash per visitor');
+  t.equal(batch.length, 1000);
+  t.equal(batch.events.length, 1);
+  t.equal(svc.pending, 1001);
+  svc.flush();
+  t.equal(svc.pending, 0);
+  t.same(svc.site('docs').db.prepare('SELECT query, COUNT(*) AS n FROM searches GROUP BY query').all(), [{ query: 'create index', n: 1000 }]);
 });
