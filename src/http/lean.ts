@@ -31,6 +31,8 @@ const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 export interface LeanStart<R> {
   sr: R;
   index: ProjectIndex;
+  /** The registry's promise `index` came from (a deleted and re-created project gets a new one). */
+  pending: Promise<ProjectIndex>;
   /** `process.hrtime.bigint()` on arrival (the access log's `ms`). */
   started: bigint;
 }
@@ -57,8 +59,9 @@ export function leanStart<R extends { siteId: string }>(
     if (query === null) return null;
     // The route's readers over a context of just `query` and `state`.
     const sr = read({ query, state: {} } as ParamSource);
-    const index = opened.get(indexes.get(sr.siteId));
-    return index ? { sr, index, started } : null;
+    const pending = indexes.get(sr.siteId);
+    const index = opened.get(pending);
+    return index ? { sr, index, pending, started } : null;
   } catch {
     return null;
   }
@@ -127,20 +130,36 @@ export class OpenedIndexes {
 }
 
 /**
+ * The headers of a 200 JSON answer after `X-Request-Id`, as the Koa chain sends them for a
+ * public route (src/http/app.ts): the CORS headers, `Content-Type`, `Content-Length`. They
+ * depend on the request only through its `Access-Control-Request-Headers`.
+ */
+export function leanHeaders(requestedHeaders: string | undefined, body: string): string[] {
+  return [
+    ...corsHeaders('GET', requestedHeaders),
+    'Content-Type', 'application/json; charset=utf-8',
+    'Content-Length', String(Buffer.byteLength(body)),
+  ];
+}
+
+/**
  * Writes a 200 JSON answer the way the Koa chain does for a public route (src/http/app.ts):
  * `X-Request-Id`, the CORS headers, `Content-Type`, `Content-Length` in this order, then the
  * access-log line of the chain's access-log middleware (its child logger puts `reqId` first).
  * `started` is the request's `process.hrtime.bigint()` on arrival.
  */
 export function sendLean(res: ServerResponse, req: IncomingMessage, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
+  writeLean(res, log, path, siteId, leanHeaders(req.headers['access-control-request-headers'], body), body, started);
+}
+
+/**
+ * {@link sendLean} with the headers after `X-Request-Id` already built by {@link leanHeaders}
+ * (a stored answer replays them): a new request id, the headers, the body, the access-log line.
+ */
+export function writeLean(res: ServerResponse, log: Logger, path: string, siteId: string, headers: readonly string[], body: string, started: bigint): void {
   const reqId = randomUUID();
   // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
-  res.writeHead(200, [
-    'X-Request-Id', reqId,
-    ...corsHeaders('GET', req.headers['access-control-request-headers']),
-    'Content-Type', 'application/json; charset=utf-8',
-    'Content-Length', String(Buffer.byteLength(body)),
-  ]);
+  res.writeHead(200, ['X-Request-Id', reqId, ...headers]);
   res.end(body);
   log.info({ reqId, method: 'GET', path, status: 200, ms: Number(process.hrtime.bigint() - started) / 1e6, siteId }, 'request');
 }

@@ -19,17 +19,21 @@
  * Answers come from {@link SuggestCache} (src/search/suggest.ts); a miss searches on the search
  * threads, the snapshot pinned until the answer is there. `querySuggestions` (from the query
  * log, which changes with every flush) is added per request.
+ *
+ * In front of both, the lean path replays a stored response ({@link StoredResponses}) when the
+ * raw request target was answered before and nothing the answer depends on has changed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { QuerySuggestion } from '../analytics/suggestions.js';
 import type { ProjectIndex } from '../index/contract.js';
 import { parseFilters } from '../search/filters.js';
 import { SuggestCache, suggestBody, type SuggestAnswer, type SuggestParams } from '../search/suggest.js';
 import type { Services } from '../services.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { leanStart, OpenedIndexes, sendLean, type ParamSource } from './lean.js';
+import { leanHeaders, leanStart, OpenedIndexes, writeLean, type ParamSource } from './lean.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';
 import { requireQuery, stringArrayParam } from './search.js';
 
@@ -45,13 +49,99 @@ interface SuggestRequest {
 const LEAN_PREFIX = '/sites/suggest?';
 
 /**
+ * A 200 answer of the lean path as it was written, stored under the raw request target
+ * (`req.url`, path and query string exactly as received), with what it depended on besides
+ * the target. Parsing the same target gives the same parameters, so a request with this target
+ * gets these bytes again while every dependency is unchanged.
+ */
+interface StoredResponse {
+  /** The key, kept so a hit re-inserts under it (not under the request's new string). */
+  url: string;
+  /** `Access-Control-Request-Headers` of the request (echoed by the CORS headers). */
+  requestedHeaders: string | undefined;
+  siteId: string;
+  /** The frozen settings object the answer was computed with (a change stores a new one). */
+  settings: Settings;
+  /** The registry's promise of the project's index (a re-created project gets a new one). */
+  pending: Promise<ProjectIndex>;
+  index: ProjectIndex;
+  /** The index generation the page half was computed on. */
+  generation: number;
+  query: string;
+  maxQuerySuggestions: number;
+  /** The `querySuggestions` in the body (the query log moves them; compared on every hit). */
+  querySuggestions: readonly QuerySuggestion[];
+  /** The headers after `X-Request-Id` ({@link leanHeaders}). */
+  headers: string[];
+  body: string;
+  bytes: number;
+}
+
+/**
+ * Stored lean-path answers by raw request target: an LRU bounded in bytes (all projects share
+ * the budget). Main thread only.
+ *
+ * Why: a cached suggest still cost ≈ 0.1 ms of main thread, and a profile of the benchmark's
+ * cached rows put ≈ 15 % of it in parsing and validating the query string, building the
+ * answer cache's key, looking it up and assembling the body — work whose result is fixed by
+ * the target while the index generation, the settings and the query suggestions stay the
+ * same. A hit checks exactly those (the project still exists; the same settings object, index
+ * promise and generation; the same `Access-Control-Request-Headers`; `querySuggestions`
+ * computed again and equal) and writes the stored headers and body with a new request id and
+ * its access-log line; anything else declines to the full lean path, which stores its answer.
+ */
+export class StoredResponses {
+  private readonly entries = new Map<string, StoredResponse>();
+  private bytes = 0;
+
+  /** @param maxBytes estimated memory of all entries (UTF-16 strings plus bookkeeping); 0 disables. */
+  constructor(readonly maxBytes = 8 * 1024 * 1024) {}
+
+  /** The entry stored under `url`, now the most recently used, or undefined. */
+  get(url: string): StoredResponse | undefined {
+    const e = this.entries.get(url);
+    if (e) {
+      this.entries.delete(url);
+      this.entries.set(e.url, e);
+    }
+    return e;
+  }
+
+  /** Stores `e` under `e.url` (replacing what was there), then evicts the least recently used. */
+  set(e: StoredResponse): void {
+    const old = this.entries.get(e.url);
+    if (old) {
+      this.entries.delete(e.url);
+      this.bytes -= old.bytes;
+    }
+    if (e.bytes > this.maxBytes / 4) return;
+    this.entries.set(e.url, e);
+    this.bytes += e.bytes;
+    while (this.bytes > this.maxBytes) {
+      const [url, oldest] = this.entries.entries().next().value!;
+      this.entries.delete(url);
+      this.bytes -= oldest.bytes;
+    }
+  }
+
+  /** Entries and their estimated bytes (tests, diagnostics). */
+  stats(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+}
+
+/**
  * The suggest route: one answer cache per app (all projects share its entry budget), the Koa
  * route and the lean path in front of Koa. Main thread.
  */
 export class SuggestRoute {
   readonly cache = new SuggestCache();
-  /** Requests answered by the lean path (tests, diagnostics). */
+  /** Lean-path answers by raw request target. */
+  readonly responses = new StoredResponses();
+  /** Requests answered by the lean path (tests, diagnostics), replays included. */
   leanAnswers = 0;
+  /** Requests answered by replaying a stored response (tests, diagnostics). */
+  replays = 0;
   private readonly opened = new OpenedIndexes();
 
   constructor(private readonly services: Services) {}
@@ -69,7 +159,7 @@ export class SuggestRoute {
         snap.release();
       }
       ctx.type = 'application/json';
-      ctx.body = this.body(req, answer);
+      ctx.body = this.body(req, answer).body;
     });
   }
 
@@ -79,14 +169,19 @@ export class SuggestRoute {
    * handler, which renders the error), false when Koa must handle it (nothing was written).
    */
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
+    if (req.method === 'GET' && req.url !== undefined) {
+      const stored = this.responses.get(req.url);
+      if (stored && this.replay(stored, req, res)) return true;
+    }
     const start = leanStart(req, LEAN_PREFIX, (src) => this.read(src), this.opened, this.services.indexes);
     if (!start) return false;
-    const { sr, index, started } = start;
+    const { sr, index, pending, started } = start;
     const snap = index.acquire();
+    const stored = { index, pending, generation: snap.generation };
     let hit: SuggestAnswer | undefined;
     try {
       hit = this.cache.peek(snap, sr.settings, sr.params, index);
-      if (hit) this.send(res, req, sr, this.body(sr, hit), started);
+      if (hit) this.send(res, req, sr, stored, hit, started);
     } catch {
       snap.release();
       return false;
@@ -99,7 +194,7 @@ export class SuggestRoute {
       (answer) => {
         snap.release();
         try {
-          this.send(res, req, sr, this.body(sr, answer), started);
+          this.send(res, req, sr, stored, answer, started);
         } catch {
           // Nothing was written (writeHead validates before it sends): the chain answers,
           // rendering whatever fails again as the route's error. Never an unhandled rejection.
@@ -146,18 +241,63 @@ export class SuggestRoute {
     return this.cache.getAsync(snap, sr.settings, sr.params, index, (sp) => this.services.searcher.run(index, snap, sr.settings, sp, { cache: false }));
   }
 
+  /**
+   * Writes `stored` again when nothing it depends on has changed (see {@link StoredResponses});
+   * false, with nothing written, when something has or a check throws.
+   */
+  private replay(stored: StoredResponse, req: IncomingMessage, res: ServerResponse): boolean {
+    const started = process.hrtime.bigint();
+    if (req.headers['access-control-request-headers'] !== stored.requestedHeaders) return false;
+    const { projects, indexes, analytics } = this.services;
+    const { siteId, settings } = stored;
+    try {
+      // What the parameter readers and leanStart look at, in their order.
+      if (!projects.hasProject(siteId) || projects.getSettings(siteId) !== settings || indexes.get(siteId) !== stored.pending) return false;
+      const snap = stored.index.acquire();
+      const generation = snap.generation;
+      snap.release();
+      if (generation !== stored.generation) return false;
+      if (stored.maxQuerySuggestions > 0) {
+        const qs = analytics.querySuggestions(siteId, stored.query, { max: stored.maxQuerySuggestions, minSearches: settings.suggest.minSearches });
+        const was = stored.querySuggestions;
+        if (qs.length !== was.length) return false;
+        for (let i = 0; i < qs.length; i++) if (qs[i]!.query !== was[i]!.query) return false;
+      }
+      writeLean(res, this.services.log, '/sites/suggest', siteId, stored.headers, stored.body, started);
+    } catch {
+      // Nothing was written (writeHead validates before it sends): the full path decides.
+      return false;
+    }
+    this.leanAnswers++;
+    this.replays++;
+    return true;
+  }
+
   /** The response body: the cached results serialised once, the query and `querySuggestions` new. */
-  private body(sr: SuggestRequest, answer: SuggestAnswer): string {
+  private body(sr: SuggestRequest, answer: SuggestAnswer): { body: string; querySuggestions: QuerySuggestion[] } {
     const qs =
       sr.maxQuerySuggestions > 0
         ? this.services.analytics.querySuggestions(sr.siteId, sr.params.query, { max: sr.maxQuerySuggestions, minSearches: sr.settings.suggest.minSearches })
         : [];
-    return suggestBody(sr.params.query, answer, qs);
+    return { body: suggestBody(sr.params.query, answer, qs), querySuggestions: qs };
   }
 
-  /** Writes the 200 answer the way the Koa chain does for this route (src/http/lean.ts). */
-  private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, body: string, started: bigint): void {
-    sendLean(res, req, this.services.log, '/sites/suggest', sr.siteId, body, started);
+  /**
+   * Writes the 200 answer the way the Koa chain does for this route (src/http/lean.ts) and
+   * stores it under the raw request target for {@link replay}.
+   */
+  private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, from: Pick<StoredResponse, 'index' | 'pending' | 'generation'>, answer: SuggestAnswer, started: bigint): void {
+    const { body, querySuggestions } = this.body(sr, answer);
+    const requestedHeaders = req.headers['access-control-request-headers'];
+    const headers = leanHeaders(requestedHeaders, body);
+    writeLean(res, this.services.log, '/sites/suggest', sr.siteId, headers, body, started);
     this.leanAnswers++;
+    const url = req.url!;
+    this.responses.set({
+      url, requestedHeaders, siteId: sr.siteId, settings: sr.settings, ...from,
+      query: sr.params.query, maxQuerySuggestions: sr.maxQuerySuggestions, querySuggestions, headers, body,
+      // UTF-16 strings, the header list and the objects around them.
+      bytes: 2 * (url.length + body.length) + 512,
+    });
   }
 }
