@@ -161,3 +161,35 @@ t.test('buffered: lines are encoded into a buffer the stream keeps; multi-byte a
   t.same(lines.filter((l) => l.text).map((l) => l.text), [0, 1, 2, 3, 4, 5, 6].map(text), 'multi-byte text intact');
   t.equal(lines[6].huge, huge);
 });
+
+t.test('infoJson gives the line info gives, pre-serialised fields used only without bindings', async (t) => {
+  const raw: string[] = [];
+  // Synchronous (a Writable queues a second write of the same tick until the next one).
+  const stream = { write: (chunk: string | Buffer) => raw.push(...chunk.toString().split('\n').filter(Boolean)) > 0 } as unknown as Writable;
+  const untime = (l: string) => l.replace(/"time":"[^"]+"/, '"time":"-"');
+  const fieldSets: object[] = [
+    {},
+    { reqId: 'a-b', method: 'GET', path: '/sites/suggest', status: 200, ms: 0.1234567, siteId: 'pg' },
+    { path: 'quote " and \u2028 and é', ms: 12, siteId: 'x"y' },
+    { reqId: 'overrides the binding' },
+  ];
+  for (const bindings of [{}, { reqId: 'r-1' }, { other: 1 }, { msg: 'bound msg' }]) {
+    const root = createLogger('info', stream);
+    const log = Object.keys(bindings).length ? root.child(bindings) : root;
+    for (const fields of fieldSets) {
+      raw.length = 0;
+      log.info(fields, 'request');
+      const json = JSON.stringify(fields).slice(1, -1);
+      log.infoJson(fields, json, 'request');
+      t.equal(raw.length, 2);
+      t.equal(untime(raw[1]!), untime(raw[0]!), `bindings ${JSON.stringify(bindings)}, fields #${fieldSets.indexOf(fields)}`);
+    }
+  }
+  // Without bindings the given text is used as it is (the caller vouches for it).
+  raw.length = 0;
+  createLogger('info', stream).infoJson({ a: 1 }, '"a":1,"pre":"serialised"', 'm');
+  t.match(raw[0], /^\{"level":"info","time":"[^"]+","a":1,"pre":"serialised","msg":"m"\}$/);
+  raw.length = 0;
+  createLogger('warn', stream).infoJson({ a: 1 }, '"a":1', 'm');
+  t.equal(raw.length, 0, 'below the level: nothing');
+});

@@ -161,5 +161,12 @@ export function writeLean(res: ServerResponse, log: Logger, path: string, siteId
   // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
   res.writeHead(200, ['X-Request-Id', reqId, ...headers]);
   res.end(body);
-  log.info({ reqId, method: 'GET', path, status: 200, ms: Number(process.hrtime.bigint() - started) / 1e6, siteId }, 'request');
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  // The access-log line of the chain, serialised by hand (`ms` is a finite number, so its JSON
+  // is its string): ≈ 8 % of a replayed suggest's main thread went to the general serialiser.
+  log.infoJson(
+    { reqId, method: 'GET', path, status: 200, ms, siteId },
+    `"reqId":"${reqId}","method":"GET","path":${JSON.stringify(path)},"status":200,"ms":${ms},"siteId":${JSON.stringify(siteId)}`,
+    'request',
+  );
 }
