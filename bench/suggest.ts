@@ -386,8 +386,11 @@ if (server) {
     // ratio compares rows of nearly the same machine load.
     hitRounds.push(...(await alternatedPairs(HIT_PAIRS, 0, ['suggest', () => load(suggestPaths, HIT_SECONDS)], ['search', () => load(searchOff, HIT_SECONDS)])));
     logRounds.push(...(await alternatedPairs(ROUNDS, 0, ['off', () => load(searchOff, LOG_SECONDS)], ['on', () => load(searchOn, LOG_SECONDS)])));
-    httpResults.searchLogOff = median(logRounds.map((r) => r.off));
-    httpResults.searchLogOn = median(logRounds.map((r) => r.on));
+    // BENCH_LOG_ROUNDS=0 skips the logging pairs (and the rows that compare against them).
+    if (logRounds.length) {
+      httpResults.searchLogOff = median(logRounds.map((r) => r.off));
+      httpResults.searchLogOn = median(logRounds.map((r) => r.on));
+    }
   } finally {
     await server.stop();
   }
@@ -424,7 +427,7 @@ if (httpResults) {
     rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors, server CPU ${f(v.cpuMsPerRequest)} ms/request (main thread ${f(v.mainCpuMsPerRequest)}); run-queue wait ms/s: main ${v.mainRunQueueMsPerS.toFixed(0)}, wrk ${v.wrkRunQueueMsPerS.toFixed(0)}`]);
   }
   const { suggest: sg, suggestCold: cold, searchCold, searchLogOff: off } = httpResults as Record<string, Load>;
-  rows.push(['suggest ÷ search throughput', `${(sg!.rps / off!.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off!.rps).toFixed(2)}×)`]);
+  if (off) rows.push(['suggest ÷ search throughput', `${(sg!.rps / off.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off.rps).toFixed(2)}×)`]);
   if (hitRounds.length) {
     const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const ratios = hitRounds.map((r) => r.suggest.rps / r.search.rps);
@@ -447,7 +450,7 @@ if (httpResults) {
       `${(r.suggest.rps / r.search.rps).toFixed(2)}×; CPU ${f(r.suggest.cpuMsPerRequest)} / ${f(r.search.cpuMsPerRequest)} ms/request (${(r.search.cpuMsPerRequest / r.suggest.cpuMsPerRequest).toFixed(2)}× cheaper), main thread ${f(r.suggest.mainCpuMsPerRequest)} / ${f(r.search.mainCpuMsPerRequest)}`,
     ]),
   );
-  rows.push(['suggest ÷ search, server CPU per request', `${(off!.cpuMsPerRequest / sg!.cpuMsPerRequest).toFixed(2)}× cheaper`, `second suggest run ${(off!.cpuMsPerRequest / httpResults.suggestWarm!.cpuMsPerRequest).toFixed(2)}×${cold && searchCold ? `, both missing caches ${(searchCold.cpuMsPerRequest / cold.cpuMsPerRequest).toFixed(2)}×` : ''}`]);
+  if (off) rows.push(['suggest ÷ search, server CPU per request', `${(off.cpuMsPerRequest / sg!.cpuMsPerRequest).toFixed(2)}× cheaper`, `second suggest run ${(off.cpuMsPerRequest / httpResults.suggestWarm!.cpuMsPerRequest).toFixed(2)}×${cold && searchCold ? `, both missing caches ${(searchCold.cpuMsPerRequest / cold.cpuMsPerRequest).toFixed(2)}×` : ''}`]);
   logRounds.forEach((r, i) =>
     rows.push([
       `  log round ${i + 1}: off / on`,
@@ -459,7 +462,7 @@ if (httpResults) {
   const costs = logRounds.map((r) => (100 * (r.off.rps - r.on.rps)) / r.off.rps);
   const cpuCosts = logRounds.map((r) => (100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest);
   const mainCosts = logRounds.map((r) => (100 * (r.on.mainCpuMsPerRequest - r.off.mainCpuMsPerRequest)) / r.off.mainCpuMsPerRequest);
-  rows.push(['logging cost on search throughput', `${med(costs).toFixed(1)} % (median of rounds)`, `goal ≤ 10 %; server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
+  if (logRounds.length) rows.push(['logging cost on search throughput', `${med(costs).toFixed(1)} % (median of rounds)`, `goal ≤ 10 %; server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
   // All "on" rows against all "off" rows: CPU summed over the rows and divided by their
   // requests, so a row disturbed by other processes weighs no more than its share.
   const pooled = (side: 'on' | 'off', k: 'cpuMs' | 'mainCpuMs') => logRounds.reduce((t, r) => t + r[side][k], 0) / logRounds.reduce((t, r) => t + r[side].requests, 0);
