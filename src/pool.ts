@@ -103,7 +103,7 @@ export function startThread(base: string, file: string, opts: Omit<WorkerOptions
  * before starting any thread, so `--max-old-space-size=N` on node's command line (the launcher's
  * SITESIFT_MAIN_HEAP_MB) caps the main thread's heap only: V8 reads the flag once, when an
  * isolate is created, and the main isolate keeps its limit. Why: V8's largest heap growing
- * factor follows the limit (≈ 1.6× the live size at 1024 MB, 4× from 2 GB), which keeps the
+ * factor follows the limit (≈ 1.5× the live size at 768 MB, 4× from 2 GB), which keeps the
  * main heap small during bulk imports; the search and pool threads keep V8's own factor, as
  * full GCs of their large heaps cost search latency (bin/sitesift, README "### Ingest").
  * Worker `resourceLimits` cannot do this: the flag overrides them. Idempotent.

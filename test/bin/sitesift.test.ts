@@ -16,7 +16,7 @@ const LAUNCHER = path.join(ROOT, 'bin/sitesift');
 /** The V8 flag the launcher gives node with SITESIFT_HEAP_GROWING_PERCENT=50 (see bin/sitesift). */
 const HEAP_FLAG = '--heap-growing-percent=50';
 /** The main thread's heap limit the launcher gives node by default (SITESIFT_MAIN_HEAP_MB, see bin/sitesift). */
-const MAIN_HEAP_FLAG = '--max-old-space-size=1024';
+const MAIN_HEAP_FLAG = '--max-old-space-size=768';
 
 interface Seen {
   pid: number;
@@ -102,7 +102,7 @@ t.test('SITESIFT_HEAP_GROWING_PERCENT sets the growing factor or drops the flag,
 t.test('SITESIFT_MAIN_HEAP_MB sets the main heap limit or drops it, and is not passed on', async (t) => {
   const entry = path.join(ROOT, 'dist/src/cli.js');
   const cases: Array<[string, string[]]> = [
-    ['768', ['--max-old-space-size=768', entry, 'serve']],
+    ['1024', ['--max-old-space-size=1024', entry, 'serve']],
     ['0', [entry, 'serve']],
     ['', [entry, 'serve']],
   ];
