@@ -71,8 +71,6 @@ export interface EventRow {
   visitor: string;
 }
 
-export type LogRow = SearchRow | EventRow;
-
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS searches(
   id INTEGER PRIMARY KEY, at INTEGER NOT NULL, query TEXT NOT NULL, results INTEGER NOT NULL,
