@@ -3,7 +3,8 @@
  * whose raw target was answered before gets the same bytes (a new request id, its own
  * access-log line) while nothing the answer depends on changed, and a freshly computed answer
  * — equal to the Koa chain's — after an index change, a settings change, new query
- * suggestions, another `Access-Control-Request-Headers` or a deleted project.
+ * suggestions, another `Access-Control-Request-Headers`, another promise for the project's
+ * index or a deleted project.
  */
 import Koa from 'koa';
 import t from 'tap';
@@ -87,11 +88,23 @@ t.test('stored responses: replayed while valid, recomputed after every kind of c
   t.equal(route.replays, 3, 'not replayed: the stored answer was the other one');
   t.match(plain.text, /^Access-Control-Allow-Headers: Content-Type\r$/im);
 
+  // Another promise for the project's index (what a closed and reopened store gets): the
+  // stored answer belongs to the old one.
+  await ask('stored again');
+  t.equal(route.replays, 4);
+  const replays = route.replays;
+  const indexes = s.services.indexes;
+  const original = indexes.get.bind(indexes);
+  indexes.get = (siteId: string) => original(siteId).then((index) => index);
+  await ask('another index promise');
+  t.equal(route.replays, replays, 'not replayed');
+  indexes.get = original;
+
   // A deleted project: the chain's 404, never the stored answer.
   t.equal((await fetch(`${s.url}/admin/projects/default`, { method: 'DELETE', headers: { authorization: `Bearer ${s.masterKey}` } })).status, 200);
   const gone = await ask('after the project was deleted');
   t.match(gone.text, /^HTTP\/1\.1 404 /, 'not found');
-  t.equal(route.replays, 3, 'not replayed');
+  t.equal(route.replays, replays, 'not replayed');
 });
 
 t.test('stored responses: an LRU bounded by estimated bytes', async (t) => {
