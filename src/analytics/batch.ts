@@ -208,17 +208,16 @@ export class LogBatch {
 
   private grow(): void {
     const cap = this.at.length * 2;
-    const query = new Int32Array(cap);
-    query.set(this.query);
-    this.query = query;
-    const visitor = new Int32Array(cap);
-    visitor.set(this.visitor);
-    this.visitor = visitor;
-    const at = new Float64Array(cap);
-    at.set(this.at);
-    this.at = at;
-    const results = new Int32Array(cap);
-    results.set(this.results);
-    this.results = results;
+    this.query = grown(this.query, cap);
+    this.visitor = grown(this.visitor, cap);
+    this.at = grown(this.at, cap);
+    this.results = grown(this.results, cap);
   }
+}
+
+/** A copy of `a` at the start of a new zeroed array of the same type with `cap` elements. */
+function grown<T extends Int32Array | Float64Array>(a: T, cap: number): T {
+  const b = new (a.constructor as new (length: number) => T)(cap);
+  b.set(a);
+  return b;
 }
