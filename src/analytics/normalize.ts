@@ -80,8 +80,9 @@ export class VisitorHasher {
     }
     ip ??= '';
     userAgent ??= '';
-    // The same visitor as the entry before (a hand-over loops over a queue in which one
-    // visitor's searches follow each other): no key string to build and hash.
+    // The same visitor as the call before (record() hashes as each search arrives, and one
+    // visitor's searches — typing, paging, refining — often follow each other): no key string
+    // to build and hash.
     if (this.lastHash !== '' && siteId === this.lastSiteId && ip === this.lastIp && userAgent === this.lastUserAgent) return this.lastHash;
     const key = `${siteId}\0${ip}\0${userAgent}`;
     let known = this.memo.get(key);
