@@ -223,6 +223,44 @@ t.test('postings spanning many blocks and pool chunks equal the documents counte
   }
 });
 
+t.test('per-field counts equal a word-by-word model: thousands of distinct words in one document, words met first in a title then in content, mixed case and letters outside ASCII', async (t) => {
+  // Document 1 holds 3,000 distinct words (the build's per-document scratch grows past its
+  // initial 1,024 terms); titles and headings are counted through the string path and content
+  // through the character scan, and both must find the same term.
+  const file = path.join(dir, 'model.seg');
+  const many = Array.from({ length: 3000 }, (_, k) => `Term${k}z`).join(' ');
+  const docs = [
+    makeDoc('https://x.test/a', 'Alpha Beta café', 'alpha ALPHA beta Café naïve zz alpha', { headings: ['Beta Gamma'] }),
+    makeDoc('https://x.test/b', 'Gamma', `${many} gamma Alpha term7z TERM7Z`, { keywords: ['Delta'] }),
+    makeDoc('https://x.test/c', 'Straße', 'strasse Straße delta café cafe'),
+  ];
+  writeSegment(file, docs.map((doc, i) => ({ seq: i + 1, at: i, firstAt: i, doc })), [], { defaultLanguage: 'en' });
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  // FIELDS order: title, keywords, headings, url, content.
+  const want: Record<string, Array<[number, number[]]>> = {
+    alpha: [[0, [1, 0, 0, 0, 3]], [1, [0, 0, 0, 0, 1]]],
+    beta: [[0, [1, 0, 1, 0, 1]]],
+    gamma: [[0, [0, 0, 1, 0, 0]], [1, [1, 0, 0, 0, 1]]],
+    cafe: [[0, [1, 0, 0, 0, 1]], [2, [0, 0, 0, 0, 2]]],
+    naive: [[0, [0, 0, 0, 0, 1]]],
+    delta: [[1, [0, 1, 0, 0, 0]], [2, [0, 0, 0, 0, 1]]],
+    strasse: [[2, [1, 0, 0, 0, 2]]],
+    term7z: [[1, [0, 0, 0, 0, 3]]],
+    term2999z: [[1, [0, 0, 0, 0, 1]]],
+  };
+  for (const [word, rows] of Object.entries(want)) {
+    const p = r.postings(word);
+    t.ok(p, word);
+    if (!p) continue;
+    t.same([...p.ids], rows.map(([id]) => id), `${word}: documents`);
+    t.same(rows.map((_, k) => [...p.tfs.subarray(k * NFIELDS, (k + 1) * NFIELDS)]), rows.map(([, tfs]) => tfs), `${word}: per-field tfs`);
+  }
+  let missing = 0;
+  for (let k = 0; k < 3000; k++) if (r.postings(`term${k}z`)?.ids[0] !== 1) missing++;
+  t.equal(missing, 0, 'every distinct word of the long document');
+});
+
 t.test('a postings pool with small chunks keeps every list intact across blocks and chunks', async (t) => {
   const pool = new PostingsPool(13); // 8 KiB chunks: the 4 KiB blocks of long lists fill them fast
   const want: number[][] = [];
