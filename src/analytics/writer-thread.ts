@@ -17,6 +17,7 @@
  * `workerData.done[0]` is set to `seq` and notified, so the main thread can also wait for an
  * answer synchronously (Atomics.wait + receiveMessageOnPort).
  */
+import { writeFileSync } from 'node:fs';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { AGGREGATE_EVERY_ROWS, LogInserter } from './site-log.js';
@@ -122,7 +123,16 @@ function handle(req: WriterRequest): WriterSiteResult[] {
   return results;
 }
 
-const { port, done } = workerData as { port: MessagePort; done: Int32Array };
+const { port, done, name } = workerData as { port: MessagePort; done: Int32Array; name: string };
+// This thread's name in /proc (Linux `comm`): Node names all its threads `node`, so without it
+// per-thread CPU readings (`top -H`, the benchmarks' /proc columns) cannot tell the writer's
+// SQLite work from V8's and libuv's threads. Written through /proc/thread-self, which is the
+// thread that opens it (a synchronous write runs on this thread). Cosmetic: ignored elsewhere.
+try {
+  writeFileSync('/proc/thread-self/comm', name);
+} catch {
+  // Not Linux.
+}
 port.on('message', (req: WriterRequest) => {
   const reply: WriterReply = { seq: req.seq, results: handle(req) };
   port.postMessage(reply);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
@@ -163,4 +163,25 @@ process.kill(process.pid, 'SIGKILL');
     'query_totals = Σ query_days',
   );
   again.close();
+});
+
+t.test('the writer thread names itself in /proc, apart from Node\'s other threads (all "node")', async (t) => {
+  const { WRITER_THREAD_NAME } = await import('../../src/analytics/writer.js');
+  const names = () =>
+    readdirSync('/proc/self/task').map((tid) => {
+      try {
+        return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      } catch {
+        return '';
+      }
+    });
+  const { svc } = setup(t);
+  // The thread names itself when it starts: its first answer comes after that.
+  for (let i = 0; i < 5; i++) svc.record('docs', { query: `q${i}`, results: 1 });
+  await turn();
+  await svc.writerIdle();
+  t.equal(WRITER_THREAD_NAME.length <= 15, true, 'fits the kernel\'s 15 bytes');
+  // (At least one: an earlier test's thread may still be terminating.)
+  if (existsSync('/proc/thread-self')) t.ok(names().includes(WRITER_THREAD_NAME), 'a thread of this process has the name');
+  else t.pass('no /proc: nothing to name');
 });
