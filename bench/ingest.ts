@@ -23,6 +23,7 @@
  *
  * Environment: BENCH_SERVER (dist|tsx|auto), BENCH_DOCS, BENCH_CONCURRENCY, BENCH_CORPUS (path), BENCH_KEEP=1 keeps the temp dir,
  * BENCH_SERVER_NODE_OPTIONS: NODE_OPTIONS for the server only (e.g. --max-old-space-size=256),
+ * BENCH_SERVER_NODE_ARGS: node flags for the server that NODE_OPTIONS refuses (--cpu-prof, --single-threaded-gc),
  * BENCH_SERVER_ENV: extra server environment as K=V,K=V (e.g. SITESIFT_SEARCH_THREADS=0).
  * BENCH_MEMORY_TRACE=1: where the server's memory is at its peak (a diagnostic; it costs the
  * server some CPU, so rates of such a run are not comparable): see {@link MEMORY_TRACE_PRELOAD}.
@@ -326,7 +327,9 @@ function startServer(dataDir: string, mode: 'dist' | 'tsx'): Promise<Server> {
   Object.assign(env, benchServerEnv());
   // Through the product's launcher (bin/sitesift, as `make start`): its glibc malloc settings
   // are part of what is measured; the child's PID is the server's (the launcher execs node).
-  const launch = serverLaunch(mode);
+  // BENCH_SERVER_NODE_ARGS: node flags for the server that NODE_OPTIONS refuses (`--cpu-prof
+  // --cpu-prof-dir=DIR` profiles every thread of the server; `--single-threaded-gc`), space-separated.
+  const launch = serverLaunch(mode, (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== ''));
   const child = spawn(launch.file, launch.args, {
     cwd: ROOT,
     env: { ...env, ...launch.env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir, SITESIFT_MASTER_KEY: masterKey, LOG_LEVEL: 'info' },
