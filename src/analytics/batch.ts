@@ -61,6 +61,16 @@ export class LogBatch {
   readonly events: EventRow[];
   private readonly queryIds = new Map<string, number>();
   private readonly visitorIds = new Map<string, number>();
+  /**
+   * Query as typed → index into {@link queries} (main thread, see {@link typedQuery}). Why: a
+   * batch holds a second of searches and popular queries repeat, so a repeated query costs one
+   * Map lookup instead of normalising it (a regular expression test and a lower-cased copy) and
+   * looking the copy up again; the typed string is the request's, so nothing new is allocated.
+   */
+  private readonly typedIds = new Map<string, number>();
+  /** The visitor hash of the previous search and its index (one visitor's searches follow each other). */
+  private lastVisitor = '';
+  private lastVisitorIndex = -1;
 
   constructor(wire?: WireBatch) {
     if (wire) {
@@ -97,17 +107,45 @@ export class LogBatch {
 
   /** Appends one search (`query` normalised, `visitor` hashed). Main thread. */
   addSearch(at: number, query: string, results: number, filters: string | null, sort: string | null, visitor: string): void {
-    const i = this.length;
-    if (i === this.at.length) this.grow();
+    this.addSearchOf(at, this.internQuery(query), results, filters, sort, visitor);
+  }
+
+  /**
+   * The index in {@link queries} of the query a search of this batch was typed as (`typed`
+   * exactly as the request had it), or undefined when no search of the batch was added with
+   * it through {@link internQuery}. Main thread.
+   */
+  typedQuery(typed: string): number | undefined {
+    return this.typedIds.get(typed);
+  }
+
+  /**
+   * The index of normalised `query` in {@link queries} (added when new); with `typed`, the form
+   * the visitor typed it in (whose normalisation is `query`), remembered for {@link typedQuery}.
+   */
+  internQuery(query: string, typed?: string): number {
     let q = this.queryIds.get(query);
     if (q === undefined) {
       q = this.queries.push(query) - 1;
       this.queryIds.set(query, q);
     }
-    let v = this.visitorIds.get(visitor);
-    if (v === undefined) {
-      v = this.visitors.push(visitor) - 1;
-      this.visitorIds.set(visitor, v);
+    if (typed !== undefined) this.typedIds.set(typed, q);
+    return q;
+  }
+
+  /** Appends one search of the query at index `q` of {@link queries} (`visitor` hashed). Main thread. */
+  addSearchOf(at: number, q: number, results: number, filters: string | null, sort: string | null, visitor: string): void {
+    const i = this.length;
+    if (i === this.at.length) this.grow();
+    let v = this.lastVisitorIndex;
+    if (visitor !== this.lastVisitor || v < 0) {
+      v = this.visitorIds.get(visitor) ?? -1;
+      if (v < 0) {
+        v = this.visitors.push(visitor) - 1;
+        this.visitorIds.set(visitor, v);
+      }
+      this.lastVisitor = visitor;
+      this.lastVisitorIndex = v;
     }
     this.query[i] = q;
     this.visitor[i] = v;

@@ -28,7 +28,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnalyticsSettings } from '../types.js';
 import { badParam } from '../errors.js';
-import { VisitorHasher, normaliseQuery } from './normalize.js';
+import { MAX_LOGGED_QUERY_CHARS, VisitorHasher, normaliseQuery } from './normalize.js';
 import { SiteQueryLog } from './site-log.js';
 import { LogBatch } from './batch.js';
 import { LogWriterThread, type WriterBatch } from './writer.js';
@@ -180,17 +180,27 @@ export class QueryLogService {
 
   /**
    * Queues one logged search (call it only when the search's `log` parameter is true).
-   * Never throws, never blocks: normalises the query, hashes the visitor (memoised) and appends
-   * a few numbers to the project's pending batch.
+   * Never throws, never blocks: normalises the query (once per distinct typed form per batch),
+   * hashes the visitor (memoised) and appends a few numbers to the project's pending batch.
    *
    * @example services.analytics.record(siteId, { query, results: totalResults, filters, sort, ip: ctx.ip, userAgent: ctx.get('user-agent') })
    */
   record(siteId: string, entry: SearchLogEntry): void {
     try {
-      const query = normaliseQuery(String(entry.query ?? ''));
-      if (query === '') return;
-      const batch = this.batchOf(siteId);
-      if (batch === null) return;
+      const typed = String(entry.query ?? '');
+      // A query typed the same way earlier in the pending batch: its index, without normalising
+      // it again (a batch only exists for a valid, open project; the queue bound still applies).
+      let batch = this.batches.get(siteId) ?? null;
+      let q = typed.length <= MAX_LOGGED_QUERY_CHARS ? batch?.typedQuery(typed) : undefined;
+      if (q === undefined) {
+        const query = normaliseQuery(typed);
+        if (query === '') return;
+        batch = this.batchOf(siteId);
+        if (batch === null) return;
+        q = batch.internQuery(query, typed.length <= MAX_LOGGED_QUERY_CHARS ? typed : undefined);
+      } else if (this.closed || !this.takesMore()) {
+        return;
+      }
       const at = entry.at ?? this.opts.clock();
       const results = Number.isFinite(entry.results) && entry.results > 0 ? Math.floor(entry.results) : 0;
       const filters =
@@ -198,7 +208,7 @@ export class QueryLogService {
         (Array.isArray(entry.filters) && entry.filters.length === 0)
           ? null
           : JSON.stringify(entry.filters);
-      batch.addSearch(at, query, results, filters, entry.sort ? String(entry.sort) : null, this.hasher.hash(siteId, entry.ip, entry.userAgent, at));
+      batch!.addSearchOf(at, q, results, filters, entry.sort ? String(entry.sort) : null, this.hasher.hash(siteId, entry.ip, entry.userAgent, at));
       this.queuedOne();
     } catch (err) {
       this.opts.onError?.(err, 'querylog.record');
@@ -231,14 +241,17 @@ export class QueryLogService {
 
   /** The pending batch of a project, or null when the entry is not taken (closed, invalid id, queue full). */
   private batchOf(siteId: string): LogBatch | null {
-    if (this.closed || !SITE_ID.test(siteId)) return null;
-    if (this.queued >= (this.opts.maxQueue ?? 100_000)) {
-      this.dropped++;
-      return null;
-    }
+    if (this.closed || !SITE_ID.test(siteId) || !this.takesMore()) return null;
     let batch = this.batches.get(siteId);
     if (!batch) this.batches.set(siteId, (batch = new LogBatch()));
     return batch;
+  }
+
+  /** Whether the queue takes one more entry; counts the entry as dropped when it is full. */
+  private takesMore(): boolean {
+    if (this.queued < (this.opts.maxQueue ?? 100_000)) return true;
+    this.dropped++;
+    return false;
   }
 
   private queuedOne(): void {

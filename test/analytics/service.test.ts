@@ -310,3 +310,31 @@ t.test('record() normalises and hashes at once: the pending batch keeps each dis
   t.equal(svc.pending, 0);
   t.same(svc.site('docs').db.prepare('SELECT query, COUNT(*) AS n FROM searches GROUP BY query').all(), [{ query: 'create index', n: 1000 }]);
 });
+
+t.test('record(): a query typed the same way again in the pending batch is looked up as typed, not normalised again', async (t) => {
+  const { svc } = setup(t, { writerThread: false });
+  const long = `${'Abc '.repeat(80)}end`;
+  const typed = ['Create  Index', 'create index', 'Create  Index', long, 'VACUUM', long, 'create index'];
+  typed.forEach((query, i) => svc.record('docs', { query, results: i, ip: `198.51.100.${i % 2}`, userAgent: 'ua' }));
+  const batch = (svc as unknown as { batches: Map<string, LogBatch> }).batches.get('docs')!;
+  t.same(batch.queries.slice(0, 1), ['create index'], 'typed forms that normalise alike meet in one query');
+  t.equal(batch.queries.length, 3, 'create index, the cut long query, vacuum');
+  t.equal(batch.typedQuery('Create  Index'), 0, 'each typed form is remembered with its normalised query');
+  t.equal(batch.typedQuery('create index'), 0);
+  t.equal(batch.typedQuery('VACUUM'), 2);
+  t.equal(batch.typedQuery('vacuum'), undefined, 'only forms that were typed');
+  t.equal(batch.typedQuery(long), undefined, 'a query longer than the logged maximum is not remembered (normalised each time)');
+  t.same(Array.from(batch.query.subarray(0, batch.length)), [0, 0, 0, 1, 2, 1, 0]);
+  t.same(Array.from(batch.visitor.subarray(0, batch.length)), [0, 1, 0, 1, 0, 1, 0], 'visitors alternate: the previous visitor shortcut keeps their indexes');
+  svc.flush();
+  t.same(
+    svc.site('docs').db.prepare('SELECT query, COUNT(*) AS n FROM searches GROUP BY query ORDER BY query').all(),
+    [{ query: long.toLowerCase().slice(0, 200).trim(), n: 2 }, { query: 'create index', n: 4 }, { query: 'vacuum', n: 1 }],
+  );
+  // After the hand-over a new batch starts: the typed form is normalised again there.
+  svc.record('docs', { query: 'Create  Index', results: 1 });
+  t.equal((svc as unknown as { batches: Map<string, LogBatch> }).batches.get('docs')!.typedQuery('Create  Index'), 0);
+  svc.close();
+  svc.record('docs', { query: 'Create  Index', results: 1 });
+  t.equal(svc.pending, 0, 'a closed service takes nothing, not even a query typed before');
+});
