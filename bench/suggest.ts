@@ -37,7 +37,7 @@ import http from 'node:http';
 import { QueryLogService } from '../src/analytics/service.js';
 import { loadPgDocs, loadPgQueries } from './lib/corpus.js';
 import { createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
-import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
+import { mainThreadCpuMs, processCpuMs, threadCpu } from './lib/proc.js';
 import { hasWrk, rotatingScript, runWrk } from './lib/wrk.js';
 
 const TOTAL = Number(process.env.SITESIFT_BENCH_QUERIES ?? 1_000_000);
@@ -223,6 +223,14 @@ interface Load {
   /** The row's start and end, µs of the monotonic clock (to slice a server CPU profile). */
   startUs: number;
   endUs: number;
+  /** wrk's tail beyond p99 in ms (NaN with the Node client). */
+  tail: { p95: number; p995: number; p999: number; max: number };
+  /**
+   * CPU of the server's threads in ms per second of the row, summed by thread name (`main`,
+   * the search threads, the query-log writer, libuv's pool, V8's platform threads): which
+   * threads competed with the main thread for the cores.
+   */
+  threadsMsPerS: Record<string, number>;
 }
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 /**
@@ -264,8 +272,9 @@ function wrkChildren(): number[] {
   return out;
 }
 /** One row of `paths` for `seconds` at 8 connections; `wrkThreads`: wrk's threads (the goal rows use 2). */
-async function load(paths: string[], seconds = SECONDS, wrkThreads = 2): Promise<Load> {
+async function load(paths: string[], seconds = SECONDS, wrkThreads = 2, wrkNice = 0): Promise<Load> {
   const pid = server!.child.pid!;
+  const threads0 = threadCpu(pid);
   const cpu0 = processCpuMs(pid);
   const main0 = mainThreadCpuMs(pid);
   const wait0 = runQueueWaitMs(`/proc/${pid}/task/${pid}/schedstat`);
@@ -279,7 +288,7 @@ async function load(paths: string[], seconds = SECONDS, wrkThreads = 2): Promise
   }, 200);
   let r: Awaited<ReturnType<typeof loadOnce>>;
   try {
-    r = await loadOnce(paths, seconds, wrkThreads);
+    r = await loadOnce(paths, seconds, wrkThreads, wrkNice);
   } finally {
     clearInterval(sample);
   }
@@ -288,16 +297,23 @@ async function load(paths: string[], seconds = SECONDS, wrkThreads = 2): Promise
   const cpuMs = processCpuMs(pid) - cpu0;
   const mainCpuMs = mainThreadCpuMs(pid) - main0;
   const mainWaitMs = runQueueWaitMs(`/proc/${pid}/task/${pid}/schedstat`) - wait0;
-  return { ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests, mainRunQueueMsPerS: mainWaitMs / seconds, wrkRunQueueMsPerS: wrkWaitMs / seconds, startUs, endUs };
+  const threadsMsPerS: Record<string, number> = {};
+  for (const [tid, [name, s]] of threadCpu(pid)) {
+    const ms = (1000 * (s - (threads0.get(tid)?.[1] ?? 0))) / seconds;
+    threadsMsPerS[name] = (threadsMsPerS[name] ?? 0) + ms;
+  }
+  return {
+    threadsMsPerS, ...r, requests, cpuMs, mainCpuMs, cpuMsPerRequest: cpuMs / requests, mainCpuMsPerRequest: mainCpuMs / requests, mainRunQueueMsPerS: mainWaitMs / seconds, wrkRunQueueMsPerS: wrkWaitMs / seconds, startUs, endUs };
 }
-async function loadOnce(paths: string[], seconds: number, wrkThreads: number): Promise<Pick<Load, 'rps' | 'p50' | 'p99' | 'errors' | 'driver'>> {
+async function loadOnce(paths: string[], seconds: number, wrkThreads: number, wrkNice: number): Promise<Pick<Load, 'rps' | 'p50' | 'p99' | 'errors' | 'driver' | 'tail'>> {
   if (hasWrk()) {
     const script = rotatingScript(join(server!.dataDir, `paths-${Math.random().toString(36).slice(2)}.lua`), paths);
-    const r = await runWrk({ url: server!.url, connections: 8, seconds, threads: wrkThreads, script });
-    return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: wrkThreads === 2 ? 'wrk' : `wrk -t${wrkThreads}` };
+    const r = await runWrk({ url: server!.url, connections: 8, seconds, threads: wrkThreads, script, nice: wrkNice });
+    const driver = (wrkThreads === 2 ? 'wrk' : `wrk -t${wrkThreads}`) + (wrkNice ? ` at nice ${wrkNice}` : '');
+    return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver, tail: r.tail };
   }
   const r = await drive(server!.url, paths, seconds, 8);
-  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'node' };
+  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, driver: 'node', tail: { p95: NaN, p995: NaN, p999: NaN, max: NaN } };
 }
 let httpResults: Record<string, Load> | null = null;
 /** Log off/on pairs, alternated (off,on / on,off / …) so that drift in the machine's load cancels. */
@@ -316,6 +332,12 @@ const HIT_PAIRS = Number(process.env.BENCH_HIT_PAIRS ?? 6);
 const HIT_SECONDS = Number(process.env.BENCH_HIT_SECONDS ?? 2);
 const MISS_PAIRS = Number(process.env.BENCH_MISS_PAIRS ?? 3);
 const MISS_SECONDS = Number(process.env.BENCH_MISS_SECONDS ?? 5);
+/**
+ * BENCH_DIAG_ROWS=1 adds diagnostic rows after the goal rows, not goal rows: the same cached
+ * prefixes with wrk's two threads at nice 10 (a load generator that does not preempt the
+ * server's main thread, as a client on another machine would not).
+ */
+const DIAG_ROWS = process.env.BENCH_DIAG_ROWS === '1';
 /**
  * `pairs` pairs of loads, alternating which runs first (a first, then b first, …) so neither
  * always meets the machine in the same state. Each load gets its row number, counted from
@@ -378,6 +400,7 @@ if (server) {
       // runnable threads for two cores and the main thread waits on a run queue for several ms
       // at a time (its run-queue wait is printed per row); with one wrk thread each has a core.
       suggestWarmOneWrkThread: await load(suggestPaths, SECONDS, 1),
+      ...(DIAG_ROWS ? { suggestWarmWrkNice: await load(suggestPaths, SECONDS, 2, 10) } : {}),
     };
     // Every title answered once, so that no row of the pairs below pays the search cache's
     // misses (`log` is not part of its key: on and off rows share the entries).
@@ -420,11 +443,17 @@ if (httpResults) {
     suggest: `suggest, ${distinctSuggest.toLocaleString('en')} distinct prefixes, first run (cache fills)`,
     suggestWarm: 'suggest, same prefixes again (every one answered before)',
     suggestWarmOneWrkThread: 'suggest, same prefixes, one wrk thread (not a goal row: wrk -t1 -c8)',
+    suggestWarmWrkNice: 'suggest, same prefixes, wrk at nice 10 (diagnostic, not a goal row)',
     searchLogOff: `search, log=false (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
     searchLogOn: `search, logging on (median of ${logRounds.length} rows of ${LOG_SECONDS} s)`,
   };
   for (const [name, v] of Object.entries(httpResults)) {
     rows.push([`HTTP ${label[name] ?? name} (8 conns, ${v.driver})`, `${Math.round(v.rps)} req/s`, `p50 ${f(v.p50)} ms, p99 ${f(v.p99)} ms, ${v.errors} errors, server CPU ${f(v.cpuMsPerRequest)} ms/request (main thread ${f(v.mainCpuMsPerRequest)}); run-queue wait ms/s: main ${v.mainRunQueueMsPerS.toFixed(0)}, wrk ${v.wrkRunQueueMsPerS.toFixed(0)}`]);
+    // The suggest rows' tail and the server threads beside the main thread (ms of CPU per s).
+    if (name.startsWith('suggest') && !name.endsWith('Cold')) {
+      const others = Object.entries(v.threadsMsPerS).filter(([n, ms]) => n !== 'main' && ms >= 1).map(([n, ms]) => `${n} ${ms.toFixed(0)}`);
+      rows.push(['  its tail; other server threads, CPU ms/s', `p99.9 ${f(v.tail.p999)} ms`, `p95 ${f(v.tail.p95)}, p99.5 ${f(v.tail.p995)}, max ${f(v.tail.max)} ms; ${others.join(', ') || 'none ≥ 1'}`]);
+    }
   }
   const { suggest: sg, suggestCold: cold, searchCold, searchLogOff: off } = httpResults as Record<string, Load>;
   if (off) rows.push(['suggest ÷ search throughput', `${(sg!.rps / off.rps).toFixed(2)}×`, `goal ≥ 1.5× (second suggest run: ${(httpResults.suggestWarm!.rps / off.rps).toFixed(2)}×)`]);

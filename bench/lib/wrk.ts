@@ -19,6 +19,11 @@ export interface WrkResult {
   p99: number;
   /** Non-2xx/3xx responses plus socket errors (connect, read, write, timeout). */
   errors: number;
+  /**
+   * The tail in ms from the script's `done()` ({@link rotatingScript}): p95, p99.5, p99.9 and
+   * the slowest request; NaN without that script.
+   */
+  tail: { p95: number; p995: number; p999: number; max: number };
   raw: string;
 }
 
@@ -53,19 +58,29 @@ function request()
   if counter > #paths then counter = 1 end
   return wrk.format("GET", paths[counter])
 end
+-- The tail beyond --latency's p99 (µs), to tell a few long stalls from many short ones.
+function done(summary, latency, requests)
+  io.write(string.format("TAIL p95 %d p99.5 %d p99.9 %d max %d\\n",
+    latency:percentile(95), latency:percentile(99.5), latency:percentile(99.9), latency.max))
+end
 `;
   writeFileSync(file, lua);
   return file;
 }
 
-/** Runs wrk and resolves the parsed report; rejects when wrk fails or prints no summary. */
-export function runWrk(opts: { url: string; connections: number; seconds: number; threads?: number; script?: string; timeoutSeconds?: number }): Promise<WrkResult> {
+/**
+ * Runs wrk and resolves the parsed report; rejects when wrk fails or prints no summary.
+ * `nice`: run wrk at this niceness (`nice -n`; diagnostic rows: a load generator that does
+ * not preempt the server's main thread, as an external client would not).
+ */
+export function runWrk(opts: { url: string; connections: number; seconds: number; threads?: number; script?: string; timeoutSeconds?: number; nice?: number }): Promise<WrkResult> {
   const threads = Math.min(opts.threads ?? 2, opts.connections);
   const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${opts.seconds}s`, '--latency', '--timeout', `${opts.timeoutSeconds ?? 60}s`];
   if (opts.script) args.push('-s', opts.script);
   args.push(opts.url);
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // `nice` execs wrk, so the child is still the process named wrk (bench/suggest.ts finds it so).
+    const child = opts.nice ? spawn('nice', ['-n', String(opts.nice), 'wrk', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -104,5 +119,7 @@ export function parseWrk(out: string): Omit<WrkResult, 'connections' | 'seconds'
   if (non2xx) errors += Number(non2xx[1]);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   if (sock) errors += Number(sock[1]) + Number(sock[2]) + Number(sock[3]) + Number(sock[4]);
-  return { requests: Number(total[1]), rps: Number(rps[1]), p50: pct('50'), p90: pct('90'), p99: pct('99'), errors, raw: out };
+  const t = /^TAIL p95 (\d+) p99\.5 (\d+) p99\.9 (\d+) max (\d+)$/m.exec(out);
+  const us = (i: number) => (t ? Number(t[i]) / 1000 : NaN);
+  return { requests: Number(total[1]), rps: Number(rps[1]), p50: pct('50'), p90: pct('90'), p99: pct('99'), errors, tail: { p95: us(1), p995: us(2), p999: us(3), max: us(4) }, raw: out };
 }
