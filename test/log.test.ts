@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { createLogger } from '../src/log.js';
+import { createLogger, isoTime } from '../src/log.js';
 
 function capture() {
   const lines: any[] = [];
@@ -192,4 +192,40 @@ t.test('infoJson gives the line info gives, pre-serialised fields used only with
   raw.length = 0;
   createLogger('warn', stream).infoJson({ a: 1 }, '"a":1', 'm');
   t.equal(raw.length, 0, 'below the level: nothing');
+});
+
+t.test('isoTime is toISOString for every time value: across second, day and year boundaries, backwards, before 1970, beyond 9999', async (t) => {
+  const bases = [0, -1, -1000, -86_400_001, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 11, 31, 23, 59, 59, 990), Date.UTC(9999, 11, 31, 23, 59, 59, 998), Date.UTC(10000, 0, 1), Date.now()];
+  let checked = 0;
+  for (const base of bases) {
+    // Forwards over two second boundaries, then backwards, so the kept second changes both ways.
+    const times = Array.from({ length: 2100 }, (_, i) => base - 50 + i);
+    for (const ms of [...times, ...times.reverse()]) {
+      const want = new Date(ms).toISOString();
+      if (isoTime(ms) !== want) {
+        t.fail(`${ms}: ${isoTime(ms)} instead of ${want}`);
+        return;
+      }
+      checked++;
+    }
+  }
+  t.equal(checked, bases.length * 4200, 'all equal');
+  t.equal(isoTime(1.5), new Date(1.5).toISOString(), 'a fraction of a millisecond: as toISOString');
+});
+
+t.test('a line carries the current time (isoTime of the clock at the write)', async (t) => {
+  const raw: string[] = [];
+  const stream = { write: (chunk: string | Buffer) => raw.push(...chunk.toString().split('\n').filter(Boolean)) > 0 } as unknown as Writable;
+  const log = createLogger('info', stream);
+  const before = Date.now();
+  log.info('a');
+  log.infoJson({ b: 1 }, '"b":1', 'b');
+  const after = Date.now();
+  t.equal(raw.length, 2);
+  for (const l of raw) {
+    const time = (JSON.parse(l) as { time: string }).time;
+    const ms = Date.parse(time);
+    t.ok(ms >= before && ms <= after, `${time} within the write`);
+    t.equal(time, new Date(ms).toISOString(), 'ISO 8601 as toISOString writes it');
+  }
 });
