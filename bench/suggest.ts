@@ -19,13 +19,14 @@
  *    (default 10; maxQuerySuggestions=3; the cache fills as the run goes) and the same again
  *    (every prefix answered before), BENCH_HIT_PAIRS (default 6) alternated pairs of
  *    BENCH_HIT_SECONDS (default 2) rows of cached suggest and cached search (titles,
- *    `log=false`; the median ratio), then BENCH_LOG_ROUNDS (default 20) alternated pairs of
+ *    `log=false`; the median ratio), then BENCH_LOG_ROUNDS (default 40) alternated pairs of
  *    BENCH_LOG_SECONDS (default 2) rows of `GET /sites` with `log=false` and with logging on
- *    (titles): per pair and as medians, plus the CPU per request of all "on" rows over all
- *    "off" rows together. Every row reports the server process's CPU (main and search
- *    threads, from /proc) per answered request, which other processes on a shared machine
- *    disturb far less than req/s. Load comes from `wrk` when it is installed, else from a
- *    keep-alive Node client in this process (noted in the output).
+ *    (titles): per pair, the goal as the median over ABBA quads (each two consecutive pairs:
+ *    off, on, on, off), the median over pairs beside it, plus the CPU per request of all "on"
+ *    rows over all "off" rows together, also per server thread. Every row reports the server
+ *    process's CPU (main and search threads, from /proc) per answered request, which other
+ *    processes on a shared machine disturb far less than req/s. Load comes from `wrk` when it
+ *    is installed, else from a keep-alive Node client in this process (noted in the output).
  *    Goals: suggest p99 ≤ 5 ms and ≥ 1.5× search throughput; logging costs ≤ 10%.
  *
  * Prints a table and one JSON line (`BENCH_SUGGEST {...}`).
@@ -320,8 +321,13 @@ let httpResults: Record<string, Load> | null = null;
 const logRounds: Array<{ off: Load; on: Load }> = [];
 // Many short alternated pairs rather than a few long ones: the machine's load drifts over
 // tens of seconds, and a pair of adjacent short rows sees nearly the same load (10 pairs of
-// 4 s still gave medians from -19 % to -3 % in three runs of identical code).
-const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 20);
+// 4 s still gave medians from -19 % to -3 % in three runs of identical code). The pairs
+// alternate which side runs first, so two consecutive pairs are an ABBA quad (off, on, on,
+// off) whose cost cancels a load that drifts linearly across its four rows: in thirteen
+// earlier runs the throughput of consecutive rows was correlated (lag-1 0.27–0.80, beyond
+// the logging effect), and quads scattered 25–70 % less than single pairs (README, session 9).
+// 40 pairs: the goal's median is over 20 quads, as many samples as the 20 pairs before.
+const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 40);
 const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 2);
 /** Suggest/search pairs with every request a cache miss, alternated like the logging pairs. */
 const missRounds: Array<{ suggest: Load; search: Load }> = [];
@@ -491,7 +497,21 @@ if (httpResults) {
   const costs = logRounds.map((r) => (100 * (r.off.rps - r.on.rps)) / r.off.rps);
   const cpuCosts = logRounds.map((r) => (100 * (r.on.cpuMsPerRequest - r.off.cpuMsPerRequest)) / r.off.cpuMsPerRequest);
   const mainCosts = logRounds.map((r) => (100 * (r.on.mainCpuMsPerRequest - r.off.mainCpuMsPerRequest)) / r.off.mainCpuMsPerRequest);
-  if (logRounds.length) rows.push(['logging cost on search throughput', `${med(costs).toFixed(1)} % (median of rounds)`, `goal ≤ 10 %; server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
+  // ABBA quads: pairs 1+2, 3+4, … (off, on, then on, off); the rows are equally long, so the
+  // summed req/s of a side stand for its requests.
+  const quads: number[] = [];
+  for (let i = 0; i + 1 < logRounds.length; i += 2) {
+    const [a, b] = [logRounds[i]!, logRounds[i + 1]!];
+    quads.push((100 * (a.off.rps + b.off.rps - a.on.rps - b.on.rps)) / (a.off.rps + b.off.rps));
+  }
+  if (quads.length) {
+    rows.push([
+      'logging cost on search throughput',
+      `${med(quads).toFixed(1)} % (median of ${quads.length} ABBA quads)`,
+      `goal ≤ 10 %; quads ${Math.min(...quads).toFixed(1)} … ${Math.max(...quads).toFixed(1)} %`,
+    ]);
+  }
+  if (logRounds.length) rows.push(['  the same, median of single pairs (sessions 5–8)', `${med(costs).toFixed(1)} % (median of ${costs.length} pairs)`, `server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
   // All "on" rows against all "off" rows: CPU summed over the rows and divided by their
   // requests, so a row disturbed by other processes weighs no more than its share.
   const pooled = (side: 'on' | 'off', k: 'cpuMs' | 'mainCpuMs') => logRounds.reduce((t, r) => t + r[side][k], 0) / logRounds.reduce((t, r) => t + r[side].requests, 0);
@@ -500,6 +520,22 @@ if (httpResults) {
       'logging cost, CPU of all rows pooled',
       `${pct((100 * (pooled('on', 'cpuMs') - pooled('off', 'cpuMs'))) / pooled('off', 'cpuMs'))} server CPU per request`,
       `${f(pooled('off', 'cpuMs'))} → ${f(pooled('on', 'cpuMs'))} ms; main thread ${f(pooled('off', 'mainCpuMs'))} → ${f(pooled('on', 'mainCpuMs'))} ms (${pct((100 * (pooled('on', 'mainCpuMs') - pooled('off', 'mainCpuMs'))) / pooled('off', 'mainCpuMs'))})`,
+    ]);
+    // The same per server thread (by /proc name: `main`, the query-log writer `sitesift-qlog`,
+    // `node` for V8's and libuv's threads and the search threads), µs per request.
+    const perThread = (side: 'on' | 'off') => {
+      const us: Record<string, number> = {};
+      for (const r of logRounds) for (const [name, msPerS] of Object.entries(r[side].threadsMsPerS)) us[name] = (us[name] ?? 0) + msPerS * LOG_SECONDS * 1000;
+      const requests = logRounds.reduce((t, r) => t + r[side].requests, 0);
+      for (const name of Object.keys(us)) us[name] = us[name]! / requests;
+      return us;
+    };
+    const [offUs, onUs] = [perThread('off'), perThread('on')];
+    const names = [...new Set([...Object.keys(offUs), ...Object.keys(onUs)])].sort((a, b) => (onUs[b] ?? 0) - (onUs[a] ?? 0));
+    rows.push([
+      '  per thread, µs per request off → on',
+      names.map((n) => `${n} ${(onUs[n] ?? 0) - (offUs[n] ?? 0) >= 0 ? '+' : '−'}${Math.abs((onUs[n] ?? 0) - (offUs[n] ?? 0)).toFixed(1)}`).join(', '),
+      names.map((n) => `${n} ${(offUs[n] ?? 0).toFixed(1)} → ${(onUs[n] ?? 0).toFixed(1)}`).join('; '),
     ]);
   }
 }
