@@ -325,7 +325,8 @@ const logRounds: Array<{ off: Load; on: Load }> = [];
 // alternate which side runs first, so two consecutive pairs are an ABBA quad (off, on, on,
 // off) whose cost cancels a load that drifts linearly across its four rows: in thirteen
 // earlier runs the throughput of consecutive rows was correlated (lag-1 0.27–0.80, beyond
-// the logging effect), and quads scattered 25–70 % less than single pairs (README, session 9).
+// the logging effect), and quads scattered 16–71 % less than single pairs (averaging twice
+// the rows alone would give 29 % less; docs/ANALYTICS.md, session 9), with medians as high.
 // 40 pairs: the goal's median is over 20 quads, as many samples as the 20 pairs before.
 const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 40);
 const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 2);
