@@ -20,23 +20,17 @@ if (memoryMb) setSearchMemoryMb(memoryMb);
  * their doc values and typo tries (tens of MB at 100k documents) as garbage, which an idle
  * thread would keep through a whole full merge at the end of an import. The `gc` function is
  * taken once from a context created while `--expose-gc` is on; the flag is turned off again at
- * once (it only affects contexts created meanwhile; V8 flags are process-wide). Two search
- * threads starting together may turn it off under each other's feet: then try again, and after
- * a few failures go without (memory is then freed by V8's own GCs, as before).
+ * once (it only affects contexts created meanwhile; V8 flags are process-wide).
  */
 function exposeGc(): () => void {
   const own = (globalThis as { gc?: () => void }).gc;
   if (typeof own === 'function') return own;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    setFlagsFromString('--expose-gc');
-    try {
-      const gc = runInNewContext('typeof gc === "function" ? gc : undefined') as (() => void) | undefined;
-      if (gc) return gc;
-    } finally {
-      setFlagsFromString('--no-expose-gc');
-    }
+  setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as () => void;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
   }
-  return () => {};
 }
 const collect = exposeGc();
 
