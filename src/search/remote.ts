@@ -151,15 +151,7 @@ const SNAPSHOTS_PER_OWNER = 3;
 
 interface CachedReader {
   reader: SegmentReader;
-  /** Cached generations listing it. */
   refs: number;
-  /** Its {@link SegmentSpec.retired} flag. */
-  retired: Int32Array;
-  /**
-   * Since when it is kept with no generation listing it ({@link ThreadSnapshots.dropRetired}
-   * dropped the last one, but the segment itself is live): the next generation reuses it warm.
-   */
-  spareSince?: number;
 }
 
 interface CachedSnapshot {
@@ -176,9 +168,7 @@ export const RETIRED_CHECK_MS = 1_000;
 
 /**
  * The thread's open generations and segment readers. Readers are shared by every cached
- * generation that lists their file and closed when the last one is dropped — except that a
- * live segment's reader outlives a generation dropped for listing a retired segment, as a spare
- * until the next generation (which lists it, unless the project went away) or the idle sweep.
+ * generation that lists their file and closed when the last one is dropped.
  */
 export class ThreadSnapshots {
   private readonly readers = new Map<string, CachedReader>();
@@ -212,9 +202,8 @@ export class ThreadSnapshots {
     try {
       for (const s of spec.segments) {
         let r = this.readers.get(s.path);
-        if (!r) this.readers.set(s.path, (r = { reader: SegmentReader.open(s.path), refs: 0, retired: s.retired }));
+        if (!r) this.readers.set(s.path, (r = { reader: SegmentReader.open(s.path), refs: 0 }));
         r.refs++;
-        r.spareSince = undefined;
         paths.push(s.path);
         segments.push({ id: s.id, reader: r.reader, dead: s.dead, liveCount: s.liveCount, liveLengths: s.liveLengths });
       }
@@ -243,22 +232,13 @@ export class ThreadSnapshots {
     return o;
   }
 
-  /**
-   * Closes generations unused for {@link IDLE_SNAPSHOT_MS} and spare readers kept as long;
-   * returns how many generations and spares were closed.
-   */
+  /** Closes generations unused for {@link IDLE_SNAPSHOT_MS}; returns how many were dropped. */
   sweep(): number {
     const cutoff = this.now() - IDLE_SNAPSHOT_MS;
     let n = 0;
     for (const c of [...this.snapshots.values()]) {
       if (c.usedAt <= cutoff) {
         this.drop(c);
-        n++;
-      }
-    }
-    for (const [p, r] of [...this.readers]) {
-      if (r.spareSince !== undefined && r.spareSince <= cutoff) {
-        this.closeReader(p, r);
         n++;
       }
     }
@@ -271,20 +251,16 @@ export class ThreadSnapshots {
    * SQLite connection, doc values, typo trie, postings — would otherwise stay until the idle
    * sweep or until {@link SNAPSHOTS_PER_OWNER} newer generations arrive, which an idle thread
    * never sees (at the end of a 100k import: ≈ 20 replaced segments' readers, ≈ 50 MB per
-   * search thread, held through the whole full merge). The readers of its live segments stay
-   * open as spares: the next generation lists them, and reopening one reloads its doc values
-   * and typo trie. Returns how many generations were dropped.
+   * search thread, held through the whole full merge). Returns how many were dropped.
    */
   dropRetired(): number {
     let n = 0;
     for (const c of [...this.snapshots.values()]) {
       if (c.retired.some((f) => Atomics.load(f, 0) !== 0)) {
-        this.drop(c, true);
+        this.drop(c);
         n++;
       }
     }
-    // A spare whose segment was retired since (the project closed, or a merge took it).
-    for (const [p, r] of [...this.readers]) if (r.refs <= 0 && Atomics.load(r.retired, 0) !== 0) this.closeReader(p, r);
     return n;
   }
 
@@ -296,27 +272,22 @@ export class ThreadSnapshots {
   /** Closes everything. */
   close(): void {
     for (const c of [...this.snapshots.values()]) this.drop(c);
-    for (const [p, r] of [...this.readers]) this.closeReader(p, r);
   }
 
-  /** `keepLive`: readers of segments not retired stay open as spares. */
-  private drop(c: CachedSnapshot, keepLive = false): void {
+  private drop(c: CachedSnapshot): void {
     this.snapshots.delete(c.key);
-    this.unref(c.paths, keepLive);
+    this.unref(c.paths);
   }
 
-  private unref(paths: string[], keepLive = false): void {
+  private unref(paths: string[]): void {
     for (const p of paths) {
       const r = this.readers.get(p);
-      if (!r || --r.refs > 0) continue;
-      if (keepLive && Atomics.load(r.retired, 0) === 0) r.spareSince ??= this.now();
-      else this.closeReader(p, r);
+      if (!r) continue;
+      if (--r.refs <= 0) {
+        r.reader.close();
+        this.readers.delete(p);
+      }
     }
-  }
-
-  private closeReader(path: string, r: CachedReader): void {
-    r.reader.close();
-    this.readers.delete(path);
   }
 }
 
