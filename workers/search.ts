@@ -16,11 +16,11 @@ const memoryMb = (workerData as { searchMemoryMb?: number } | null)?.searchMemor
 if (memoryMb) setSearchMemoryMb(memoryMb);
 
 /**
- * A full GC of this thread's heap, for {@link SearchThreadState.release}: closed readers leave
- * their doc values and typo tries (tens of MB at 100k documents) as garbage, which an idle
- * thread would keep through a whole full merge at the end of an import. The `gc` function is
- * taken once from a context created while `--expose-gc` is on; the flag is turned off again at
- * once (it only affects contexts created meanwhile; V8 flags are process-wide).
+ * A full GC of this thread's heap. Closed readers leave their doc values and typo tries (tens of
+ * MB at 100k documents) as garbage, and an idle thread allocates nothing, so V8 would keep them
+ * until some later GC — through a whole full merge at the end of an import. The `gc` function
+ * is taken once from a context created while `--expose-gc` is on; the flag is turned off again
+ * at once (it only affects contexts created meanwhile; V8 flags are process-wide).
  */
 function exposeGc(): () => void {
   const own = (globalThis as { gc?: () => void }).gc;
@@ -36,10 +36,13 @@ const collect = exposeGc();
 
 const state = new SearchThreadState();
 // Close generations nobody searched for a while, so deleted segment files are not held open.
-setInterval(() => state.sweep(), IDLE_SNAPSHOT_MS).unref();
-// Close the readers of segments a merge replaced as soon as the main thread retires them, and
-// give their memory back once the thread is idle.
-setInterval(() => state.release(collect), RETIRED_CHECK_MS).unref();
+setInterval(() => {
+  if (state.sweep() > 0) collect();
+}, IDLE_SNAPSHOT_MS).unref();
+// Close the readers of segments a merge replaced as soon as the main thread retires them.
+setInterval(() => {
+  if (state.dropRetired() > 0) collect();
+}, RETIRED_CHECK_MS).unref();
 
 parentPort!.on('message', (req: SearchRequest) => {
   parentPort!.postMessage(state.handle(req));

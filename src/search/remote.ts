@@ -307,17 +307,13 @@ const SETTINGS_KEPT = 64;
 export class SearchThreadState {
   readonly snapshots: ThreadSnapshots;
   private readonly settings = new Map<number, Settings>();
-  private lastRequestAt = -Infinity;
-  /** Readers were closed since the last {@link release} that collected. */
-  private collectDue = false;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(now: () => number = Date.now) {
     this.snapshots = new ThreadSnapshots(now);
   }
 
   /** Runs one request; never throws (a failure is an `error` reply). */
   handle(req: SearchRequest): SearchReply {
-    this.lastRequestAt = this.now();
     try {
       let settings = req.settings;
       if (settings) {
@@ -335,32 +331,12 @@ export class SearchThreadState {
 
   /** Closes generations unused for {@link IDLE_SNAPSHOT_MS}. */
   sweep(): number {
-    const n = this.snapshots.sweep();
-    if (n > 0) this.collectDue = true;
-    return n;
+    return this.snapshots.sweep();
   }
 
   /** Closes generations listing a retired segment ({@link ThreadSnapshots.dropRetired}). */
   dropRetired(): number {
-    const n = this.snapshots.dropRetired();
-    if (n > 0) this.collectDue = true;
-    return n;
-  }
-
-  /**
-   * The search thread's timer work, every {@link RETIRED_CHECK_MS}: {@link dropRetired}, then
-   * `collect` (a full GC of the thread's heap) once readers were closed (here or by
-   * {@link sweep}) and no request came for {@link RETIRED_CHECK_MS}. Closed readers leave their
-   * doc values and typo tries as garbage, which an idle thread, allocating nothing, keeps until
-   * some later GC; a busy thread collects on its own, and a forced full GC there would hold up
-   * the searches queued behind it. Returns whether it collected.
-   */
-  release(collect: () => void): boolean {
-    this.dropRetired();
-    if (!this.collectDue || this.now() - this.lastRequestAt < RETIRED_CHECK_MS) return false;
-    this.collectDue = false;
-    collect();
-    return true;
+    return this.snapshots.dropRetired();
   }
 
   close(): void {

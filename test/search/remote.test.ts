@@ -1,7 +1,7 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { startThread } from '../../src/pool.js';
-import { IDLE_SNAPSHOT_MS, RETIRED_CHECK_MS, retiredFlag, SearchThreadState, snapshotSpec, ThreadSnapshots, type SearchReply, type SearchRequest } from '../../src/search/remote.js';
+import { retiredFlag, SearchThreadState, snapshotSpec, ThreadSnapshots, type SearchReply, type SearchRequest } from '../../src/search/remote.js';
 import type { SearchParams } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -117,43 +117,4 @@ t.test('a search thread closes a retired segment\'s reader without any further r
     if ('missing' in reply || id > 100) break;
   }
   t.ok('missing' in reply, 'the thread dropped the generation listing the retired segment');
-});
-
-t.test('SearchThreadState.release collects once readers were closed and the thread is idle', async (t) => {
-  const snap = snapshotOf(batches);
-  t.teardown(() => snap.cleanup());
-  let now = 1_000_000;
-  const state = new SearchThreadState(() => now);
-  t.teardown(() => state.close());
-  let collected = 0;
-  const collect = () => collected++;
-  const spec = snapshotSpec(snap, 1);
-  const req = (id: number): SearchRequest => ({ id, settingsId: 1, owner: 1, generation: 1, params: params('tables'), settings: defaultSettings(), snapshot: spec });
-  state.handle(req(1));
-  now += RETIRED_CHECK_MS;
-  t.notOk(state.release(collect), 'nothing closed: no GC');
-  snap.segments[2]!.reader.close();
-  state.handle(req(2));
-  t.notOk(state.release(collect), 'closed, but a request came within the last check interval: no GC yet');
-  t.equal(state.snapshots.openFiles().length, 0, 'the readers are closed all the same');
-  now += RETIRED_CHECK_MS;
-  t.ok(state.release(collect), 'idle now: collected');
-  t.equal(collected, 1);
-  now += RETIRED_CHECK_MS;
-  t.notOk(state.release(collect), 'once');
-  t.equal(collected, 1);
-});
-
-t.test('SearchThreadState.release also collects after the idle sweep closed readers', async (t) => {
-  const snap = snapshotOf(batches);
-  t.teardown(() => snap.cleanup());
-  let now = 1_000_000;
-  const state = new SearchThreadState(() => now);
-  t.teardown(() => state.close());
-  let collected = 0;
-  state.handle({ id: 1, settingsId: 1, owner: 1, generation: 1, params: params('tables'), settings: defaultSettings(), snapshot: snapshotSpec(snap, 1) });
-  now += IDLE_SNAPSHOT_MS;
-  t.equal(state.sweep(), 1);
-  t.ok(state.release(() => collected++));
-  t.equal(collected, 1);
 });
