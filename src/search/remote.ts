@@ -35,12 +35,6 @@ export interface SegmentSpec {
   dead: Uint8Array;
   liveCount: number;
   liveLengths: number[];
-  /**
-   * Set to 1 (shared memory) by the main thread when it closes its reader of this segment, i.e.
-   * when no generation it holds lists the segment any more: no later request can name a
-   * generation with this segment, so a search thread may close its own reader at once.
-   */
-  retired: Int32Array;
 }
 
 /** A pinned generation as a search thread needs it. */
@@ -107,23 +101,6 @@ export function sharedBitmap(dead: Uint8Array): Uint8Array {
   return s;
 }
 
-const retiredFlags = new WeakMap<SegmentReader, Int32Array>();
-
-/**
- * The shared flag {@link SegmentSpec.retired} of one main-thread segment reader (main thread):
- * created once per reader, set when the reader closes. The store closes a segment's reader
- * exactly when it retires the segment (no live or pinned generation lists it; src/index/store.ts).
- */
-export function retiredFlag(reader: SegmentReader): Int32Array {
-  let flag = retiredFlags.get(reader);
-  if (!flag) {
-    const f = new Int32Array(new SharedArrayBuffer(4));
-    reader.onClose(() => Atomics.store(f, 0, 1));
-    retiredFlags.set(reader, (flag = f));
-  }
-  return flag;
-}
-
 /** Describes a pinned snapshot for a search thread (main thread). */
 export function snapshotSpec(snap: IndexSnapshot, owner: number): SnapshotSpec {
   return {
@@ -135,7 +112,6 @@ export function snapshotSpec(snap: IndexSnapshot, owner: number): SnapshotSpec {
       dead: sharedBitmap(s.dead),
       liveCount: s.liveCount,
       liveLengths: s.liveLengths,
-      retired: retiredFlag(s.reader),
     })),
     totalDocs: snap.totalDocs,
     totalLengths: snap.totalLengths,
@@ -159,12 +135,7 @@ interface CachedSnapshot {
   snap: IndexSnapshot;
   paths: string[];
   usedAt: number;
-  /** The {@link SegmentSpec.retired} flags of its segments. */
-  retired: Int32Array[];
 }
-
-/** How often a search thread checks for retired segments ({@link ThreadSnapshots.dropRetired}). */
-export const RETIRED_CHECK_MS = 1_000;
 
 /**
  * The thread's open generations and segment readers. Readers are shared by every cached
@@ -193,9 +164,6 @@ export class ThreadSnapshots {
   get(spec: SnapshotSpec): IndexSnapshot {
     const hit = this.find(spec.owner, spec.generation);
     if (hit) return hit;
-    // Readers are cached by path: a retired segment's reader must not serve a new generation
-    // (a project deleted and created again may reuse a file name).
-    this.dropRetired();
     const key = `${spec.owner}:${spec.generation}`;
     const segments: LiveSegment[] = [];
     const paths: string[] = [];
@@ -218,7 +186,7 @@ export class ThreadSnapshots {
       totalLengths: spec.totalLengths,
       release() {},
     };
-    this.snapshots.set(key, { key, snap, paths, usedAt: this.now(), retired: spec.segments.map((s) => s.retired) });
+    this.snapshots.set(key, { key, snap, paths, usedAt: this.now() });
     // Keep the newest few generations of this owner.
     const mine = [...this.snapshots.values()].filter((c) => c.key.startsWith(`${spec.owner}:`));
     for (const old of mine.slice(0, Math.max(0, mine.length - SNAPSHOTS_PER_OWNER))) this.drop(old);
@@ -238,25 +206,6 @@ export class ThreadSnapshots {
     let n = 0;
     for (const c of [...this.snapshots.values()]) {
       if (c.usedAt <= cutoff) {
-        this.drop(c);
-        n++;
-      }
-    }
-    return n;
-  }
-
-  /**
-   * Closes every generation that lists a segment the main thread has retired (its
-   * {@link SegmentSpec.retired} flag is set): after a merge or a project's close its readers —
-   * SQLite connection, doc values, typo trie, postings — would otherwise stay until the idle
-   * sweep or until {@link SNAPSHOTS_PER_OWNER} newer generations arrive, which an idle thread
-   * never sees (at the end of a 100k import: ≈ 20 replaced segments' readers, ≈ 50 MB per
-   * search thread, held through the whole full merge). Returns how many were dropped.
-   */
-  dropRetired(): number {
-    let n = 0;
-    for (const c of [...this.snapshots.values()]) {
-      if (c.retired.some((f) => Atomics.load(f, 0) !== 0)) {
         this.drop(c);
         n++;
       }
@@ -332,11 +281,6 @@ export class SearchThreadState {
   /** Closes generations unused for {@link IDLE_SNAPSHOT_MS}. */
   sweep(): number {
     return this.snapshots.sweep();
-  }
-
-  /** Closes generations listing a retired segment ({@link ThreadSnapshots.dropRetired}). */
-  dropRetired(): number {
-    return this.snapshots.dropRetired();
   }
 
   close(): void {
