@@ -974,20 +974,42 @@ function queryPhrase(
       out.push(w.word);
       continue;
     }
-    let best: Alternative | null = null;
-    let bestDf = -1;
-    for (const a of alts) {
-      if (a.term === w.compound || a.term === w.joinNext) continue;
-      const df = snap.segments.reduce((n, s) => n + (s.reader.postings(a.term)?.ids.length ?? 0), 0);
-      if (!best || a.distance < best.distance || (a.distance === best.distance && df > bestDf)) {
-        best = a;
-        bestDf = df;
-      }
-    }
-    if (!best) return null;
-    out.push(best.term);
+    const best = closestForm(w, alts, snap);
+    if (best === null) return null;
+    out.push(best);
   }
   return out.length ? { words: out, prefixLast } : null;
+}
+
+/**
+ * Per cached list of alternatives ({@link expansionsOf}: one word with its flags, one snapshot):
+ * the word's closest, most frequent indexed form ({@link closestForm}), or null when it has none.
+ */
+const closestForms = new WeakMap<Alternative[], string | null>();
+
+/**
+ * The alternative of `w` with the fewest edits, then the most postings over the snapshot's
+ * segments (not the joined compound or the word joined with the next one): `w`'s form in the
+ * query phrase when `w` itself is not indexed. Remembered per alternatives list, which fixes
+ * the word, its flags and the snapshot: the choice looked up every alternative's postings in
+ * every segment on each query, hundreds of lookups for a prefix.
+ */
+function closestForm(w: QueryWord, alts: Alternative[], snap: IndexSnapshot): string | null {
+  const known = closestForms.get(alts);
+  if (known !== undefined) return known;
+  let best: Alternative | null = null;
+  let bestDf = -1;
+  for (const a of alts) {
+    if (a.term === w.compound || a.term === w.joinNext) continue;
+    const df = snap.segments.reduce((n, s) => n + (s.reader.postings(a.term)?.ids.length ?? 0), 0);
+    if (!best || a.distance < best.distance || (a.distance === best.distance && df > bestDf)) {
+      best = a;
+      bestDf = df;
+    }
+  }
+  const form = best ? best.term : null;
+  closestForms.set(alts, form);
+  return form;
 }
 
 /**
@@ -1028,6 +1050,11 @@ const IN_HEADINGS = 2;
  */
 class FieldFlags {
   private readonly byWord = new Map<string, Int8Array>();
+  /**
+   * Each word's postings per segment, looked up once: the top 100 mostly share a few segments,
+   * and a postings lookup (a large per-reader map) cost more than the binary search itself.
+   */
+  private readonly postingsByWord = new Map<string, Map<LiveSegment, Postings | null>>();
 
   constructor(private readonly top: Hit[]) {}
 
@@ -1037,15 +1064,18 @@ class FieldFlags {
     let v = a[i]!;
     if (v < 0) {
       const h = this.top[i]!;
-      v = a[i] = fieldFlags(h.seg, word, h.id);
+      let bySeg = this.postingsByWord.get(word);
+      if (!bySeg) this.postingsByWord.set(word, (bySeg = new Map()));
+      let p = bySeg.get(h.seg);
+      if (p === undefined) bySeg.set(h.seg, (p = h.seg.reader.postings(word)));
+      v = a[i] = fieldFlags(p, h.id);
     }
     return v;
   }
 }
 
-/** {@link FieldFlags} of `term` in row `id` of `seg` (binary search of its postings). */
-function fieldFlags(seg: LiveSegment, term: string, id: number): number {
-  const p = seg.reader.postings(term);
+/** {@link FieldFlags} of a term in row `id`, from the term's postings `p` in the row's segment (binary search). */
+function fieldFlags(p: Postings | null, id: number): number {
   if (!p) return 0;
   const ids = p.ids;
   let lo = 0;
@@ -1072,6 +1102,12 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase, flags: FieldFlags): Float6
   const textHash = hashWord(text);
   // Words that must be whole words of the title (a prefix reading's last word is unfinished).
   const full = phrase.prefixLast ? phrase.words.slice(0, -1) : phrase.words;
+  // The phrase checks below without building a padded title per hit: `' ' + title + ' '`
+  // holding `' ' + text` (prefix reading) or `' ' + text + ' '`, once the title is known not
+  // to start with the text (prefix) or with `text + ' '` and not to equal it (as typed).
+  const spaced = ' ' + text;
+  const spacedBoth = spaced + ' ';
+  const textSpace = text + ' ';
   for (let i = 0; i < top.length; i++) {
     const h = top[i]!;
     const seg = h.seg;
@@ -1080,9 +1116,9 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase, flags: FieldFlags): Float6
     for (const w of full) if ((flags.of(w, i) & IN_TITLE) === 0) { titleMay = false; break; }
     if (titleMay) {
       const title = seg.reader.titleKey(h.id);
-      if (phrase.prefixLast ? title.startsWith(text) && title.split(' ').length === phrase.words.length : title === text) b = BONUS.titleExact;
-      else if (title.startsWith(phrase.prefixLast ? text : text + ' ')) b = BONUS.titleStart;
-      else if ((' ' + title + ' ').includes(' ' + text + (phrase.prefixLast ? '' : ' '))) b = BONUS.titlePhrase;
+      if (phrase.prefixLast ? title.startsWith(text) && wordCount(title) === phrase.words.length : title === text) b = BONUS.titleExact;
+      else if (title.startsWith(phrase.prefixLast ? text : textSpace)) b = BONUS.titleStart;
+      else if (phrase.prefixLast ? title.includes(spaced) : title.endsWith(spaced) || title.includes(spacedBoth)) b = BONUS.titlePhrase;
     }
     // A heading equal to the query (hash of its folded words; as typed only).
     if (!phrase.prefixLast) {
@@ -1096,6 +1132,13 @@ function phraseBonus(top: Hit[], phrase: QueryPhrase, flags: FieldFlags): Float6
     out[i] = 1 + b;
   }
   return out;
+}
+
+/** `s.split(' ').length` without the array. */
+function wordCount(s: string): number {
+  let n = 1;
+  for (let i = s.indexOf(' '); i >= 0; i = s.indexOf(' ', i + 1)) n++;
+  return n;
 }
 
 function fieldWeightArray(w: FieldWeights): number[] {
