@@ -80,16 +80,22 @@ const SENT_KEYS = 256;
  * separate from the pool that builds and merges segments, so a long merge never queues a
  * search and the main thread only parses requests, pins a generation and writes the answer.
  *
- * Hand-off (main thread): a request goes to an idle thread — the one idle longest, so every
- * thread's JIT and caches warm up — or waits in one FIFO queue; each thread has at most one in
- * flight, so a slow search never holds up a queued one while another thread is idle. Settings
+ * Hand-off (main thread): a request goes to an idle thread — the one that became idle most
+ * recently — or waits in one FIFO queue; each thread has at most one in flight, so a slow search
+ * never holds up a queued one while another thread is idle. Searches that come one at a time (a
+ * quiet site, a poll) thus all run on one thread, which alone opens the generation's segment
+ * readers (typo tries, doc values: ≈ 2–3 MB per segment at 100k documents) and keeps its caches
+ * warm; the others join only under concurrency, and readers they stop using are closed by their
+ * idle sweep (src/search/remote.ts). Dispatching to the thread idle longest instead made every
+ * thread open every segment of a poll's generation (bench-ingest, docs/STORAGE.md "Session 10").
+ * Which thread answers is not visible in the answer. Settings
  * and snapshot specs are sent once per thread (src/search/remote.ts). Piscina's task round trip
  * cost 119 µs of process CPU against 22–41 µs for a plain message pair (micro-benchmark, 8 in
  * flight, 2 threads). A thread that dies is replaced; its request fails (a 500).
  */
 export class ThreadSearchExecutor implements SearchExecutor {
   private readonly all: SearchThread[] = [];
-  /** Idle threads, longest idle first. */
+  /** Idle threads in the order they became idle: the last one is taken first (LIFO). */
   private readonly idle: SearchThread[] = [];
   private readonly queue: Pending[] = [];
   private nextId = 1;
@@ -114,7 +120,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
     return new Promise((resolve, reject) => {
       const req: SearchRequest = { id: this.nextId++, settingsId: objectId(settings), owner: objectId(owner), generation: snap.generation, params };
       const p: Pending = { req, settings, snap, resolve, reject, full: false };
-      const t = this.idle.shift();
+      const t = this.idle.pop();
       if (t) this.send(t, p);
       else this.queue.push(p);
     });
@@ -205,6 +211,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
       return;
     }
     const fresh = this.spawn();
+    // spawn() listed it as idle (last); next() gives it the queue's head or lists it again.
     this.idle.pop();
     this.next(fresh);
   }

@@ -58,6 +58,23 @@ t.test('search threads answer exactly what the main thread answers', async (t) =
   t.equal(idx.totalResults, 1, 'replacement found once');
 });
 
+t.test('searches that come one at a time all run on one thread; concurrent ones use every thread', async (t) => {
+  const snap = snapshotOf(batches);
+  t.teardown(() => snap.cleanup());
+  const settings = defaultSettings();
+  const threads = new ThreadSearchExecutor(2);
+  t.teardown(() => threads.close());
+  // Reach the threads (not part of the API): a thread was sent the generation iff it searched it.
+  const all = (threads as unknown as { all: Array<{ sentSnapshots: Set<string> }> }).all;
+  const searched = () => all.map((x) => x.sentSnapshots.size);
+  const owner = {};
+  for (const q of QUERIES) await threads.run(owner, snap, settings, params(q));
+  t.same(searched().sort(), [0, 1], 'sequential searches: the thread idle most recently takes each one, the other opens nothing');
+  const both = await Promise.all([threads.run(owner, snap, settings, params('table')), threads.run(owner, snap, settings, params('tabel'))]);
+  t.equal(both.length, 2);
+  t.same(searched(), [1, 1], 'two at once: the second thread joins');
+});
+
 t.test('createSearchExecutor: 0 threads searches on the main thread', async (t) => {
   const e = createSearchExecutor(0);
   t.equal(e.threads, 0);
