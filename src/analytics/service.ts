@@ -30,7 +30,7 @@ import type { AnalyticsSettings } from '../types.js';
 import { badParam } from '../errors.js';
 import { MAX_LOGGED_QUERY_CHARS, VisitorHasher, normaliseQuery } from './normalize.js';
 import { SiteQueryLog } from './site-log.js';
-import { LogBatch } from './batch.js';
+import { LogBatch, QueryDictionary } from './batch.js';
 import { LogWriterThread, type WriterBatch } from './writer.js';
 import { rollupSite, type RollupOptions, type RollupResult } from './rollup.js';
 import {
@@ -107,6 +107,11 @@ export interface QueryLogOptions {
   flushIntervalMs?: number;
   /** Queue length that triggers an early flush, default {@link DEFAULT_MAX_BATCH}. */
   maxBatch?: number;
+  /**
+   * Typed forms plus normalised queries a project's {@link QueryDictionary} remembers before it
+   * starts over with the next batch, default 50,000 (`DEFAULT_MAX_DICTIONARY`).
+   */
+  maxDictionary?: number;
   /** Queue length beyond which new entries are dropped (disk stuck), default 100,000. */
   maxQueue?: number;
   /**
@@ -133,6 +138,8 @@ export class QueryLogService {
   private readonly sitesOpen = new Map<string, SiteQueryLog>();
   /** Entries not handed over yet, per project, in record order. */
   private batches = new Map<string, LogBatch>();
+  /** Per project, the queries its batches take their indexes from (see {@link QueryDictionary}). */
+  private readonly dictionaries = new Map<string, QueryDictionary>();
   /** Entries in {@link batches}. */
   private queued = 0;
   private readonly hasher = new VisitorHasher();
@@ -180,26 +187,30 @@ export class QueryLogService {
 
   /**
    * Queues one logged search (call it only when the search's `log` parameter is true).
-   * Never throws, never blocks: normalises the query (once per distinct typed form per batch),
-   * hashes the visitor (memoised) and appends a few numbers to the project's pending batch.
+   * Never throws, never blocks: normalises the query (once per distinct typed form while the
+   * project's {@link QueryDictionary} holds it), hashes the visitor (memoised) and appends a
+   * few numbers to the project's pending batch.
    *
    * @example services.analytics.record(siteId, { query, results: totalResults, filters, sort, ip: ctx.ip, userAgent: ctx.get('user-agent') })
    */
   record(siteId: string, entry: SearchLogEntry): void {
     try {
       const typed = String(entry.query ?? '');
-      // A query typed the same way earlier in the pending batch: its index, without normalising
-      // it again (a batch only exists for a valid, open project; the queue bound still applies).
+      // A query typed the same way before (in this or an earlier batch of the project, see
+      // QueryDictionary): its index, without normalising it again (a batch only exists for a
+      // valid, open project; the queue bound still applies).
       let batch = this.batches.get(siteId) ?? null;
-      let q = typed.length <= MAX_LOGGED_QUERY_CHARS ? batch?.typedQuery(typed) : undefined;
+      let q: number | undefined;
+      if (batch !== null && typed.length <= MAX_LOGGED_QUERY_CHARS) {
+        if (this.closed || !this.takesMore()) return;
+        q = batch.typedQuery(typed);
+      }
       if (q === undefined) {
         const query = normaliseQuery(typed);
         if (query === '') return;
         batch = this.batchOf(siteId);
         if (batch === null) return;
         q = batch.internQuery(query, typed.length <= MAX_LOGGED_QUERY_CHARS ? typed : undefined);
-      } else if (this.closed || !this.takesMore()) {
-        return;
       }
       const at = entry.at ?? this.opts.clock();
       const results = Number.isFinite(entry.results) && entry.results > 0 ? Math.floor(entry.results) : 0;
@@ -243,7 +254,11 @@ export class QueryLogService {
   private batchOf(siteId: string): LogBatch | null {
     if (this.closed || !SITE_ID.test(siteId) || !this.takesMore()) return null;
     let batch = this.batches.get(siteId);
-    if (!batch) this.batches.set(siteId, (batch = new LogBatch()));
+    if (!batch) {
+      let dictionary = this.dictionaries.get(siteId);
+      if (!dictionary || dictionary.full) this.dictionaries.set(siteId, (dictionary = new QueryDictionary(this.opts.maxDictionary)));
+      this.batches.set(siteId, (batch = new LogBatch(undefined, dictionary)));
+    }
     return batch;
   }
 
@@ -450,6 +465,7 @@ export class QueryLogService {
   dropSite(siteId: string): void {
     this.queued -= this.batches.get(siteId)?.entries ?? 0;
     this.batches.delete(siteId);
+    this.dictionaries.delete(siteId);
     this.writer?.closeSite(siteId);
     this.sitesOpen.get(siteId)?.close();
     this.sitesOpen.delete(siteId);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { LogBatch } from '../../src/analytics/batch.js';
+import { LogBatch, QueryDictionary } from '../../src/analytics/batch.js';
 import { LogInserter, SiteQueryLog, type EventRow, type SearchRow } from '../../src/analytics/site-log.js';
 
 const DAY = 86_400_000;
@@ -165,4 +165,44 @@ t.test('take(n): the first n entries (searches, then events) move to a new batch
   t.equal(b.length, 0);
   t.same(b.events, events.slice(-1));
   t.equal(b.entries, 1);
+});
+
+t.test('QueryDictionary: batches on one dictionary share ids across hand-overs and map them to their own query indexes', async (t) => {
+  const dictionary = new QueryDictionary(100);
+  const a = new LogBatch(undefined, dictionary);
+  t.equal(a.typedQuery('Create  Index'), undefined, 'nothing typed yet');
+  a.addSearchOf(1, a.internQuery('create index', 'Create  Index'), 1, null, null, 'v');
+  a.addSearchOf(2, a.internQuery('vacuum', 'VACUUM'), 0, null, null, 'v');
+  a.addSearchOf(3, a.typedQuery('Create  Index')!, 2, null, null, 'v');
+  t.same(a.queries, ['create index', 'vacuum']);
+  t.same(Array.from(a.query.subarray(0, a.length)), [0, 1, 0]);
+  const b = new LogBatch(undefined, dictionary);
+  t.equal(b.typedQuery('Create index'), undefined, 'only forms that were typed');
+  b.addSearchOf(4, b.typedQuery('VACUUM')!, 0, null, null, 'v');
+  b.addSearchOf(5, b.internQuery('create index', 'Create index'), 1, null, null, 'v');
+  b.addSearchOf(6, b.typedQuery('Create  Index')!, 1, null, null, 'v');
+  t.same(b.queries, ['vacuum', 'create index'], 'the second batch holds only its own queries, first-seen order');
+  t.same(Array.from(b.query.subarray(0, b.length)), [0, 1, 1]);
+  t.same(dictionary.queries, ['create index', 'vacuum'], 'each normalised query once in the dictionary');
+  t.same(a.queries, ['create index', 'vacuum'], 'the first batch is unchanged');
+  const wire = new LogBatch(structuredClone(b.toWire()));
+  t.same(Array.from({ length: wire.length }, (_, i) => wire.queries[wire.query[i]!]), ['vacuum', 'create index', 'create index'], 'the wire form carries the batch’s own queries');
+  t.notOk(dictionary.full);
+  const small = new QueryDictionary(3);
+  small.intern('x', 'X');
+  t.notOk(small.full);
+  small.intern('y');
+  t.ok(small.full, 'queries plus typed forms reach the bound');
+  t.equal(new LogBatch().typedQuery('X'), undefined, 'a batch without a dictionary remembers no typed forms');
+});
+
+t.test('QueryDictionary: ids past the initial capacity keep their per-batch indexes', async (t) => {
+  const dictionary = new QueryDictionary(10_000);
+  const a = new LogBatch(undefined, dictionary);
+  for (let i = 0; i < 1000; i++) a.addSearchOf(i, a.internQuery(`q${i}`, `Q${i}`), 1, null, null, 'v');
+  const b = new LogBatch(undefined, dictionary);
+  for (let i = 999; i >= 0; i--) b.addSearchOf(i, b.typedQuery(`Q${i}`)!, 1, null, null, 'v');
+  t.equal(a.queries.length, 1000);
+  t.same(b.queries, a.queries.slice().reverse());
+  t.ok(Array.from({ length: 1000 }, (_, i) => a.queries[a.query[i]!] === `q${i}` && b.queries[b.query[i]!] === `q${999 - i}`).every(Boolean));
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DEFAULT_MAX_BATCH, QueryLogService, type QueryLogOptions } from '../../src/analytics/service.js';
-import type { LogBatch } from '../../src/analytics/batch.js';
+import type { LogBatch, QueryDictionary } from '../../src/analytics/batch.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
@@ -331,10 +331,44 @@ t.test('record(): a query typed the same way again in the pending batch is looke
     svc.site('docs').db.prepare('SELECT query, COUNT(*) AS n FROM searches GROUP BY query ORDER BY query').all(),
     [{ query: long.toLowerCase().slice(0, 200).trim(), n: 2 }, { query: 'create index', n: 4 }, { query: 'vacuum', n: 1 }],
   );
-  // After the hand-over a new batch starts: the typed form is normalised again there.
-  svc.record('docs', { query: 'Create  Index', results: 1 });
-  t.equal((svc as unknown as { batches: Map<string, LogBatch> }).batches.get('docs')!.typedQuery('Create  Index'), 0);
+  // After the hand-over a new batch starts on the same dictionary: a form typed in the batch
+  // before is known there too (its query is appended to the new batch when it is looked up).
+  svc.record('docs', { query: 'Vacuum', results: 1 });
+  const next = (svc as unknown as { batches: Map<string, LogBatch> }).batches.get('docs')!;
+  t.not(next, batch);
+  t.same(next.queries, ['vacuum']);
+  t.equal(next.typedQuery('Create  Index'), 1, 'remembered from the batch before');
+  t.same(next.queries, ['vacuum', 'create index']);
+  t.equal(next.typedQuery('Vacuum'), 0);
+  t.equal(next.typedQuery('VACUUM'), 0);
   svc.close();
   svc.record('docs', { query: 'Create  Index', results: 1 });
   t.equal(svc.pending, 0, 'a closed service takes nothing, not even a query typed before');
+});
+
+t.test('record(): the project query dictionary is bounded, starts over at the next batch and is dropped with the project', async (t) => {
+  const { svc } = setup(t, { writerThread: false, maxDictionary: 4 });
+  const internals = svc as unknown as { batches: Map<string, LogBatch>; dictionaries: Map<string, QueryDictionary> };
+  svc.record('docs', { query: 'Create Index', results: 1 });
+  const first = internals.dictionaries.get('docs')!;
+  t.notOk(first.full, 'one query and one typed form');
+  svc.record('docs', { query: 'VACUUM', results: 0 });
+  t.ok(first.full, 'two queries and two typed forms reach the bound of 4');
+  svc.record('docs', { query: 'Create Index', results: 2 });
+  t.equal(internals.dictionaries.get('docs'), first, 'the pending batch keeps its dictionary');
+  svc.flush();
+  svc.record('docs', { query: 'create index', results: 3 });
+  const second = internals.dictionaries.get('docs')!;
+  t.not(second, first, 'the next batch starts a new dictionary');
+  t.same(second.queries, ['create index']);
+  t.same(first.queries, ['create index', 'vacuum'], 'the old one is left as it was');
+  svc.flush();
+  t.same(
+    svc.site('docs').db.prepare('SELECT query, results FROM searches ORDER BY id').all(),
+    [{ query: 'create index', results: 1 }, { query: 'vacuum', results: 0 }, { query: 'create index', results: 2 }, { query: 'create index', results: 3 }],
+    'the same rows across dictionaries',
+  );
+  svc.record('docs', { query: 'wal', results: 1 });
+  svc.dropSite('docs');
+  t.notOk(internals.dictionaries.has('docs'), 'dropSite forgets the dictionary');
 });
