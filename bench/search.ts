@@ -439,12 +439,11 @@ async function main(): Promise<void> {
     }
   }
 
+  const bigName = `~${Math.round(BIG / 1000)}k docs`;
   if (BIG > 0 && onlyLarge) {
-    const bigName = `~${Math.round(BIG / 1000)}k docs`;
     process.stderr.write(`${bigName}: generating and indexing (sitesift only)…\n`);
     await sitesiftPhase(rows, bigName, multiplyCorpus(docs, BIG), queryPaths, outDir, notes);
   } else if (BIG > 0 && process.env.BENCH_PEERS !== '0') {
-    const bigName = `~${Math.round(BIG / 1000)}k docs`;
     process.stderr.write(`${bigName}: generating and indexing…\n`);
     // MiniSearch builds its index in its own process while sitesift indexes (wall time: the
     // longer of the two, not the sum); it is paused while sitesift is measured.
