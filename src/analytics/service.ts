@@ -42,7 +42,7 @@ import {
   type Timechart,
   type TopQuery,
 } from './timechart.js';
-import type { QuerySuggestion } from './suggestions.js';
+import type { QuerySuggestion, SuggestionIndex } from './suggestions.js';
 import type { QueryEvent } from './events.js';
 
 const SITE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -406,6 +406,16 @@ export class QueryLogService {
     if (opts.max === 0 || t === '') return [];
     const now = opts.now ?? this.opts.clock();
     return this.site(siteId).suggestionIndex(now).lookup(t, opts.max, Math.max(1, opts.minSearches));
+  }
+
+  /**
+   * The suggestion index {@link querySuggestions} reads for `siteId` at `now` (the clock by
+   * default), moved to the window of `now` first: with its {@link SuggestionIndex.version}, a
+   * stamp of everything `querySuggestions` depends on besides its arguments. While the object
+   * and its version are the same, the same arguments give the same suggestions.
+   */
+  suggestionStamp(siteId: string, now = this.opts.clock()): SuggestionIndex {
+    return this.site(siteId).suggestionIndex(now);
   }
 
   /** The time chart (SPEC §8) over [start, end) UNIX seconds; arguments validated by the route. */

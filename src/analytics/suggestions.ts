@@ -117,6 +117,13 @@ export class SuggestionIndex {
   private lookupId = 0;
   /** Short typed prefix → its top MAX_SUGGESTIONS eligible stats, ranked. */
   private readonly short = new Map<string, QueryStat[]>();
+  /**
+   * Bumped by every change that can change what {@link lookup} returns ({@link add},
+   * {@link load}, {@link subtract}, {@link compact}; lookups only fill caches). A caller that
+   * remembers a lookup's answer with this index and its version may reuse the answer while
+   * both are unchanged (the suggest route's stored responses, src/http/suggest.ts).
+   */
+  version = 0;
 
   /** @param shortCacheMax at most this many cached short prefixes (then the cache starts over). */
   constructor(readonly shortCacheMax = 50_000) {}
@@ -131,6 +138,7 @@ export class SuggestionIndex {
    * results" when `at` is not older than what is known.
    */
   add(query: string, delta: number, results: number, at: number): void {
+    this.version++;
     let stat = this.stats.get(query);
     if (!stat) {
       stat = { query, count: 0, lastResults: results, lastAt: at, seen: 0 };
@@ -177,6 +185,7 @@ export class SuggestionIndex {
    * the end instead of merging every {@link PENDING_MERGE_AT} new queries.
    */
   load(rows: Iterable<[query: string, count: number, lastResults: number, lastAt: number]>): void {
+    this.version++;
     for (const [query, count, lastResults, lastAt] of rows) {
       let stat = this.stats.get(query);
       if (!stat) {
@@ -239,6 +248,7 @@ export class SuggestionIndex {
 
   /** Removes `delta` searches (window expiry). Never goes below zero. */
   subtract(query: string, delta: number): void {
+    this.version++;
     const stat = this.stats.get(query);
     if (stat) stat.count = Math.max(0, stat.count - delta);
     this.short.clear();
@@ -249,6 +259,7 @@ export class SuggestionIndex {
    * key array is filtered in place of being rebuilt: O(keys), no re-sort.
    */
   compact(): void {
+    this.version++;
     this.short.clear();
     this.mergePending();
     for (const [query, stat] of this.stats) if (stat.count <= 0) this.stats.delete(query);

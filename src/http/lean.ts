@@ -130,6 +130,23 @@ export class OpenedIndexes {
 }
 
 /**
+ * `req.headers['access-control-request-headers']` (what the CORS headers echo), read from
+ * `req.rawHeaders`: node:http builds `req.headers` on first use, an object of every header,
+ * which cost ≈ 0.6 µs of a ≈ 15-µs replayed suggest (a trivial server under wrk, main thread).
+ * The same value: undefined when absent, repeated lines joined with ", " in arrival order
+ * (node:http's rule for a header it has no special rule for).
+ */
+export function requestedHeadersOf(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 30 && name.toLowerCase() === 'access-control-request-headers') value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+  }
+  return value;
+}
+
+/**
  * The headers of a 200 JSON answer after `X-Request-Id`, as the Koa chain sends them for a
  * public route (src/http/app.ts): the CORS headers, `Content-Type`, `Content-Length`. They
  * depend on the request only through its `Access-Control-Request-Headers`.
@@ -149,14 +166,16 @@ export function leanHeaders(requestedHeaders: string | undefined, body: string):
  * `started` is the request's `process.hrtime.bigint()` on arrival.
  */
 export function sendLean(res: ServerResponse, req: IncomingMessage, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
-  writeLean(res, log, path, siteId, leanHeaders(req.headers['access-control-request-headers'], body), body, started);
+  writeLean(res, log, path, siteId, leanHeaders(requestedHeadersOf(req), body), body, started);
 }
 
 /**
  * {@link sendLean} with the headers after `X-Request-Id` already built by {@link leanHeaders}
  * (a stored answer replays them): a new request id, the headers, the body, the access-log line.
+ * A Buffer body (a stored answer's bytes) is written as it is; a string body is joined to the
+ * header block and encoded on every write.
  */
-export function writeLean(res: ServerResponse, log: Logger, path: string, siteId: string, headers: readonly string[], body: string, started: bigint): void {
+export function writeLean(res: ServerResponse, log: Logger, path: string, siteId: string, headers: readonly string[], body: string | Buffer, started: bigint): void {
   const reqId = randomUUID();
   // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
   res.writeHead(200, ['X-Request-Id', reqId, ...headers]);

@@ -128,6 +128,11 @@ export interface ProjectIndex {
   entryOf?(url: string): { seq: number; source: DocSource; status: number; at: number } | null;
   /** Pins the current generation for one search. */
   acquire(): IndexSnapshot;
+  /**
+   * The current generation's number (what {@link acquire} would pin), without pinning it: for
+   * checking that an answer computed on a generation is still current.
+   */
+  readonly generation: number;
   stats(): IndexStats;
   /**
    * Runs the merge policy until it selects nothing (background, one merge at a time per

@@ -620,6 +620,10 @@ export class SegmentStore implements ProjectIndex {
     };
   }
 
+  get generation(): number {
+    return this.gen.number;
+  }
+
   /** Per-segment sizes and tombstone counts of the current generation (admin, tests, policy). */
   segments(): SegmentSummary[] {
     return this.gen.views.map((v) => ({

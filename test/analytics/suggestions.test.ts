@@ -157,3 +157,51 @@ t.test('1–2-character prefixes are ready after a load or compaction (no scan o
   small.load(rows);
   t.ok((small as unknown as { short: Map<string, unknown> }).short.size <= 3, 'within the cache bound');
 });
+
+t.test('version: unchanged only while every lookup answers the same (what stored suggest responses rely on)', async (t) => {
+  const r = rng(5);
+  const words = ['pg', 'page', 'index', 'in', 'a', 'ab', 'vacuum', 'va'];
+  const pick = () => words[Math.floor(r() * words.length)]!;
+  const queries = Array.from(new Set(Array.from({ length: 80 }, () => (r() < 0.5 ? pick() : `${pick()} ${pick()}`))));
+  const typedSet = ['p', 'pa', 'page', 'i', 'in', 'a', 'ab', 'v', 'va', 'vacuum p', 'x'];
+  const ix = new SuggestionIndex();
+  ix.load(queries.slice(0, 20).map((q, i) => [q, 1 + (i % 4), 1, i] as [string, number, number, number]));
+  // Answers seen per (version, typed, max, minSearches): the same version must give the same answer.
+  const seen = new Map<string, string>();
+  let reused = 0;
+  let stale = 0;
+  const versions = new Set<number>();
+  let at = 100;
+  let unmoved = 0;
+  let movedByLookup = 0;
+  for (let step = 0; step < 4000; step++) {
+    const before = ix.version;
+    const op = r();
+    let mutated = true;
+    if (op < 0.15) ix.add(queries[Math.floor(r() * queries.length)]!, 1, r() < 0.2 ? 0 : 3, ++at);
+    else if (op < 0.17) ix.subtract(queries[Math.floor(r() * queries.length)]!, 1);
+    else if (op < 0.175) ix.compact();
+    else mutated = false;
+    if (mutated) {
+      if (ix.version <= before) unmoved++;
+    } else {
+      const typed = typedSet[Math.floor(r() * typedSet.length)]!;
+      // Few argument combinations, so that the same lookup comes again at one version.
+      const max = r() < 0.5 ? 3 : 10;
+      const min = r() < 0.5 ? 1 : 2;
+      const got = JSON.stringify(ix.lookup(typed, max, min));
+      if (ix.version !== before) movedByLookup++;
+      const key = `${ix.version}|${typed}|${max}|${min}`;
+      const was = seen.get(key);
+      if (was === undefined) seen.set(key, got);
+      else if (was === got) reused++;
+      else stale++;
+      versions.add(ix.version);
+    }
+  }
+  t.equal(unmoved, 0, 'every add, subtract and compact moved the version');
+  t.equal(movedByLookup, 0, 'no lookup moved it');
+  t.equal(stale, 0, 'no version ever answered two ways');
+  t.ok(reused > 100, `answers were looked up again at the same version (${reused})`);
+  t.ok(versions.size > 500, `and across many versions (${versions.size})`);
+});

@@ -77,21 +77,48 @@ t.test('stored responses: replayed while valid, recomputed after every kind of c
   const afterLog = await ask('after the query log changed');
   t.equal(route.replays, 2, 'not replayed');
   t.match(afterLog.body, /"querySuggestions":\[\{"query":"widget configuration"\}\]/, 'the logged query');
+  // Replays compute querySuggestions only when the suggestion index moved since they were last
+  // found current (SuggestionIndex.version): count the computations.
+  const analytics = s.services.analytics;
+  const compute = analytics.querySuggestions.bind(analytics);
+  let computed = 0;
+  analytics.querySuggestions = (...args) => {
+    computed++;
+    return compute(...args);
+  };
+  t.teardown(() => {
+    analytics.querySuggestions = compute;
+  });
   await ask('stored again');
   t.equal(route.replays, 3);
+  const atStamp = computed;
+  await ask('replayed, the log unchanged');
+  await ask('replayed again');
+  t.equal(route.replays, 5);
+  t.equal(computed - atStamp, 2, 'only the chain computed them (once per request); the replays reused the stamp');
+  // A logged search of another query moves the index but not this target's suggestions.
+  t.equal((await fetch(`${s.url}/sites?site=default&query=installing`)).status, 200);
+  analytics.flush();
+  const beforeMove = computed;
+  await ask('after an unrelated logged search');
+  t.equal(route.replays, 6, 'still replayed: the suggestions were computed again and are equal');
+  t.equal(computed - beforeMove, 2, 'computed by the replay (the index moved) and by the chain');
+  await ask('and stamped again');
+  t.equal(route.replays, 7);
+  t.equal(computed - beforeMove, 3, 'only the chain computed them');
 
   // Another Access-Control-Request-Headers: echoed, so not the stored headers.
   const custom = await ask('other requested headers', 'Access-Control-Request-Headers: X-Custom\r\n');
-  t.equal(route.replays, 3, 'not replayed');
+  t.equal(route.replays, 7, 'not replayed');
   t.match(custom.text, /^Access-Control-Allow-Headers: X-Custom\r$/im);
   const plain = await ask('without them again');
-  t.equal(route.replays, 3, 'not replayed: the stored answer was the other one');
+  t.equal(route.replays, 7, 'not replayed: the stored answer was the other one');
   t.match(plain.text, /^Access-Control-Allow-Headers: Content-Type\r$/im);
 
   // Another promise for the project's index (what a closed and reopened store gets): the
   // stored answer belongs to the old one.
   await ask('stored again');
-  t.equal(route.replays, 4);
+  t.equal(route.replays, 8);
   const replays = route.replays;
   const indexes = s.services.indexes;
   const original = indexes.get.bind(indexes);
@@ -107,11 +134,12 @@ t.test('stored responses: replayed while valid, recomputed after every kind of c
   t.equal(route.replays, replays, 'not replayed');
 });
 
+const entry = (url: string, body: string) => ({
+  url, requestedHeaders: undefined, siteId: 's', settings: {} as never, pending: Promise.resolve({} as never), index: {} as never, generation: 1,
+  query: 'q', maxQuerySuggestions: 0, querySuggestions: [], headers: [], body: Buffer.from(body), bytes: 2 * url.length + Buffer.byteLength(body) + 512,
+});
+
 t.test('stored responses: an LRU bounded by estimated bytes', async (t) => {
-  const entry = (url: string, body: string) => ({
-    url, requestedHeaders: undefined, siteId: 's', settings: {} as never, pending: Promise.resolve({} as never), index: {} as never, generation: 1,
-    query: 'q', maxQuerySuggestions: 0, querySuggestions: [], headers: [], body, bytes: 2 * (url.length + body.length) + 512,
-  });
   const body = 'x'.repeat(500);
   const one = entry('/a', body).bytes;
   const stored = new StoredResponses(4 * one);
@@ -123,7 +151,7 @@ t.test('stored responses: an LRU bounded by estimated bytes', async (t) => {
   t.ok(stored.get('/a') && stored.get('/c') && stored.get('/d') && stored.get('/e'));
   t.same(stored.stats(), { entries: 4, bytes: 4 * one }, 'within the budget');
   stored.set(entry('/a', 'short'));
-  t.equal(stored.get('/a')!.body, 'short', 'replaced');
+  t.equal(stored.get('/a')!.body.toString(), 'short', 'replaced');
   t.same(stored.stats(), { entries: 4, bytes: 3 * one + entry('/a', 'short').bytes }, 'the old entry\'s bytes left with it');
   stored.set(entry('/huge', 'y'.repeat(one)));
   t.notOk(stored.get('/huge'), 'an entry over a quarter of the budget is not stored');
@@ -131,4 +159,29 @@ t.test('stored responses: an LRU bounded by estimated bytes', async (t) => {
   const off = new StoredResponses(0);
   off.set(entry('/a', body));
   t.notOk(off.get('/a'), '0 disables');
+});
+
+t.test('stored responses: a hit moves only entries of the older half to the recent end', async (t) => {
+  const body = 'x'.repeat(100);
+  // URLs of one length: every entry has the same estimated size.
+  const u = (i: number) => `/${String(i).padStart(2, '0')}`;
+  const one = entry(u(0), body).bytes;
+  const stored = new StoredResponses(8 * one);
+  for (let i = 0; i < 8; i++) stored.set(entry(u(i), body));
+  // /06 is in the recent half: hits leave it where it is (strict LRU would move it past /07).
+  // /01 is in the older half: a hit moves it to the recent end.
+  for (let i = 0; i < 100; i++) t.ok(stored.get(u(6)));
+  t.ok(stored.get(u(1)));
+  for (let i = 8; i < 14; i++) stored.set(entry(u(i), body));
+  // Six new entries evicted the six oldest in that order: /00, /02, /03, /04, /05, /06.
+  for (const gone of [0, 2, 3, 4, 5, 6].map(u)) t.notOk(stored.get(gone), `${gone} evicted`);
+  t.ok(stored.get(u(1)), '/01 stayed: its hit moved it');
+  t.ok(stored.get(u(7)), '/07 stayed: never moved, but after /06');
+  t.same(stored.stats(), { entries: 8, bytes: 8 * one });
+  // Hits keep an entry alive however often others are added, as long as each comes before
+  // the entry falls out of the recent half.
+  for (let i = 14; i < 60; i++) {
+    stored.set(entry(u(i), body));
+    t.ok(stored.get(u(1)), `/01 kept while in use (${i})`);
+  }
 });
