@@ -30,7 +30,7 @@ import * as analytics from './analytics.js';
 import * as crawl from './crawl.js';
 import * as documents from './documents.js';
 import * as reports from './reports.js';
-import { corsHeaders } from './cors.js';
+import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
 import { SearchRoute } from './search.js';
 import { SuggestRoute } from './suggest.js';
 
@@ -124,7 +124,7 @@ async function errors(ctx: Context, next: Next): Promise<void> {
 function cors(ctx: Context): boolean {
   const method = PUBLIC_ROUTES[ctx.path];
   if (method === undefined) return false;
-  const h = corsHeaders(method, ctx.get('Access-Control-Request-Headers'));
+  const h = ctx.method === 'OPTIONS' ? corsHeaders(method, ctx.get('Access-Control-Request-Headers')) : RESPONSE_CORS_HEADERS;
   for (let i = 0; i < h.length; i += 2) ctx.set(h[i]!, h[i + 1]!);
   return true;
 }

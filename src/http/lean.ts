@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { ProjectIndex } from '../index/contract.js';
 import type { Logger } from '../log.js';
-import { corsHeaders } from './cors.js';
+import { RESPONSE_CORS_HEADERS } from './cors.js';
 
 /** What the parameter readers use of a Koa context (a lean path builds just this). */
 export type ParamSource = Pick<Context, 'query' | 'state'>;
@@ -130,43 +130,22 @@ export class OpenedIndexes {
 }
 
 /**
- * `req.headers['access-control-request-headers']` (what the CORS headers echo), read from
- * `req.rawHeaders`: node:http builds `req.headers` on first use, an object of every header,
- * which cost ≈ 0.6 µs of a ≈ 15-µs replayed suggest (a trivial server under wrk, main thread).
- * The same value: undefined when absent, repeated lines joined with ", " in arrival order
- * (node:http's rule for a header it has no special rule for).
- */
-export function requestedHeadersOf(req: IncomingMessage): string | undefined {
-  const raw = req.rawHeaders;
-  let value: string | undefined;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 30 && name.toLowerCase() === 'access-control-request-headers') value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
-  }
-  return value;
-}
-
-/**
  * The headers of a 200 JSON answer after `X-Request-Id`, as the Koa chain sends them for a
- * public route (src/http/app.ts): the CORS headers, `Content-Type`, `Content-Length`. They
- * depend on the request only through its `Access-Control-Request-Headers`.
+ * public route (src/http/app.ts): `Access-Control-Allow-Origin`, `Content-Type`,
+ * `Content-Length`. They depend on nothing of the request.
  */
-export function leanHeaders(requestedHeaders: string | undefined, body: string): string[] {
-  return [
-    ...corsHeaders('GET', requestedHeaders),
-    'Content-Type', 'application/json; charset=utf-8',
-    'Content-Length', String(Buffer.byteLength(body)),
-  ];
+export function leanHeaders(body: string): string[] {
+  return [...RESPONSE_CORS_HEADERS, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
 }
 
 /**
  * Writes a 200 JSON answer the way the Koa chain does for a public route (src/http/app.ts):
- * `X-Request-Id`, the CORS headers, `Content-Type`, `Content-Length` in this order, then the
+ * `X-Request-Id`, `Access-Control-Allow-Origin`, `Content-Type`, `Content-Length` in this order, then the
  * access-log line of the chain's access-log middleware (its child logger puts `reqId` first).
  * `started` is the request's `process.hrtime.bigint()` on arrival.
  */
-export function sendLean(res: ServerResponse, req: IncomingMessage, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
-  writeLean(res, log, path, siteId, leanHeaders(requestedHeadersOf(req), body), body, started);
+export function sendLean(res: ServerResponse, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
+  writeLean(res, log, path, siteId, leanHeaders(body), body, started);
 }
 
 /**

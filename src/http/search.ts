@@ -108,7 +108,7 @@ export class SearchRoute {
         try {
           // Koa's ctx.ip without a trusted proxy, and ctx.get('User-Agent').
           this.finish(sr, body, req.socket.remoteAddress || '', req.headers['user-agent'] || '');
-          sendLean(res, req, this.services.log, '/sites', sr.siteId, body.json, started);
+          sendLean(res, this.services.log, '/sites', sr.siteId, body.json, started);
         } catch {
           // Nothing was written (writeHead validates before it sends): the chain answers,
           // rendering whatever fails again as the route's error. Never an unhandled rejection.

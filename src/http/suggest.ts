@@ -33,7 +33,7 @@ import { SuggestCache, suggestBody, type SuggestAnswer, type SuggestParams } fro
 import type { Services } from '../services.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { leanHeaders, leanStart, OpenedIndexes, requestedHeadersOf, writeLean, type ParamSource } from './lean.js';
+import { leanHeaders, leanStart, OpenedIndexes, writeLean, type ParamSource } from './lean.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';
 import { requireQuery, stringArrayParam } from './search.js';
 
@@ -57,8 +57,6 @@ const LEAN_PREFIX = '/sites/suggest?';
 interface StoredResponse {
   /** The key, kept so a hit re-inserts under it (not under the request's new string). */
   url: string;
-  /** `Access-Control-Request-Headers` of the request (echoed by the CORS headers). */
-  requestedHeaders: string | undefined;
   siteId: string;
   /** The frozen settings object the answer was computed with (a change stores a new one). */
   settings: Settings;
@@ -96,14 +94,15 @@ interface StoredResponse {
  * answer cache's key, looking it up and assembling the body — work whose result is fixed by
  * the target while the index generation, the settings and the query suggestions stay the
  * same. A hit checks exactly those (the project still exists; the same settings object, index
- * promise and generation; the same `Access-Control-Request-Headers`; the same
- * `querySuggestions`) and writes the stored headers and body with a new request id and its
- * access-log line; anything else declines to the full lean path, which stores its answer.
+ * promise and generation; the same `querySuggestions`) and writes the stored headers and body
+ * with a new request id and its access-log line; anything else declines to the full lean path,
+ * which stores its answer. (Nothing else of the request matters: since session 11 a GET answer
+ * no longer echoes `Access-Control-Request-Headers`, see src/http/cors.ts.)
  * `querySuggestions` are computed again and compared only when the project's suggestion index
  * changed since the entry was last found current (its object and `version`): at most once per
  * query-log batch (≈ 1 s) under logged traffic, never while nothing is logged. (Session 11:
- * the remaining ≈ 3–5 µs of a replay above a bare node:http handler under wrk were this, the
- * lazily built `req.headers` and the snapshot pin for the generation check.)
+ * with the lazily built `req.headers` and the snapshot pin for the generation check, this was
+ * what a replay did beyond a bare node:http handler under wrk.)
  */
 export class StoredResponses {
   private readonly entries = new Map<string, StoredResponse>();
@@ -196,7 +195,7 @@ export class SuggestRoute {
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
     if (req.method === 'GET' && req.url !== undefined) {
       const stored = this.responses.get(req.url);
-      if (stored && this.replay(stored, req, res)) return true;
+      if (stored && this.replay(stored, res)) return true;
     }
     const start = leanStart(req, LEAN_PREFIX, (src) => this.read(src), this.opened, this.services.indexes);
     if (!start) return false;
@@ -270,9 +269,8 @@ export class SuggestRoute {
    * Writes `stored` again when nothing it depends on has changed (see {@link StoredResponses});
    * false, with nothing written, when something has or a check throws.
    */
-  private replay(stored: StoredResponse, req: IncomingMessage, res: ServerResponse): boolean {
+  private replay(stored: StoredResponse, res: ServerResponse): boolean {
     const started = process.hrtime.bigint();
-    if (requestedHeadersOf(req) !== stored.requestedHeaders) return false;
     const { projects, indexes, analytics } = this.services;
     const { siteId, settings } = stored;
     try {
@@ -315,14 +313,13 @@ export class SuggestRoute {
    */
   private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, from: Pick<StoredResponse, 'index' | 'pending' | 'generation'>, answer: SuggestAnswer, started: bigint): void {
     const { body: text, querySuggestions } = this.body(sr, answer);
-    const requestedHeaders = requestedHeadersOf(req);
     const body = Buffer.from(text);
-    const headers = leanHeaders(requestedHeaders, text);
+    const headers = leanHeaders(text);
     writeLean(res, this.services.log, '/sites/suggest', sr.siteId, headers, body, started);
     this.leanAnswers++;
     const url = req.url!;
     this.responses.set({
-      url, requestedHeaders, siteId: sr.siteId, settings: sr.settings, ...from,
+      url, siteId: sr.siteId, settings: sr.settings, ...from,
       query: sr.params.query, maxQuerySuggestions: sr.maxQuerySuggestions, querySuggestions, headers, body,
       // The URL (UTF-16), the body's bytes, the header list and the objects around them.
       bytes: 2 * url.length + body.length + 512,
