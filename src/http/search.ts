@@ -23,7 +23,7 @@ import type { SearchOutcome } from '../search/executor.js';
 import type { SearchParams } from '../search/service.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { leanStart, OpenedIndexes, sendLean, type ParamSource } from './lean.js';
+import { leanStart, OpenedIndexes, sendLean, userAgentOf, type ParamSource } from './lean.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 
 /** Deepest result reachable by paging (offset + limit). */
@@ -107,7 +107,7 @@ export class SearchRoute {
         snap.release();
         try {
           // Koa's ctx.ip without a trusted proxy, and ctx.get('User-Agent').
-          this.finish(sr, body, req.socket.remoteAddress || '', req.headers['user-agent'] || '');
+          this.finish(sr, body, req.socket.remoteAddress || '', userAgentOf(req) || '');
           sendLean(res, this.services.log, '/sites', sr.siteId, body.json, started);
         } catch {
           // Nothing was written (writeHead validates before it sends): the chain answers,
