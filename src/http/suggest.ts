@@ -81,7 +81,7 @@ interface StoredResponse {
   /** The body's bytes (UTF-8), written as they are: no string to join and encode per replay. */
   body: Buffer;
   bytes: number;
-  /** {@link StoredResponses}' use counter when the entry was last moved to the recent end. */
+  /** {@link StoredResponses}' count of entries put at the recent end when this one last was. */
   used?: number;
 }
 
@@ -111,11 +111,15 @@ export class StoredResponses {
   /** @param maxBytes estimated memory of all entries (UTF-16 strings plus bookkeeping); 0 disables. */
   constructor(readonly maxBytes = 8 * 1024 * 1024) {}
 
+  /** Entries put at the recent end so far (by {@link set}, and by {@link get} when it moves one). */
+  private uses = 0;
+
   /**
-   * The entry stored under `url`, or undefined. A hit on an entry in the older half of the
-   * LRU order moves it to the recent end; one in the recent half stays (it is not next to
-   * go): a replayed hot entry skips the Map delete and insert, which on a map of thousands of
-   * entries cost ≈ 0.3–0.6 µs of a ≈ 20-µs replay (session 11, CPU profile).
+   * The entry stored under `url`, or undefined. A hit moves the entry to the recent end only
+   * when more than half the map's size of entries were put there since it last was (so it
+   * is in about the older half of the LRU order); a hot entry stays where it is, not next to
+   * go. Why: the Map delete and insert of every hit cost ≈ 0.3–0.6 µs of a ≈ 20-µs replay on a
+   * map of thousands of entries (session 11, CPU profile).
    */
   get(url: string): StoredResponse | undefined {
     const e = this.entries.get(url);
@@ -126,9 +130,6 @@ export class StoredResponses {
     }
     return e;
   }
-
-  /** Moves to the recent end counted by {@link get} and {@link set}. */
-  private uses = 0;
 
   /** Stores `e` under `e.url` (replacing what was there), then evicts the least recently used. */
   set(e: StoredResponse): void {
