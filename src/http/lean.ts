@@ -150,7 +150,7 @@ export function userAgentOf(req: IncomingMessage): string | undefined {
  * public route (src/http/app.ts): `Access-Control-Allow-Origin`, `Content-Type`,
  * `Content-Length`. They depend on nothing of the request.
  */
-export function leanHeaders(body: string): string[] {
+export function leanHeaders(body: string | Buffer): string[] {
   return [...RESPONSE_CORS_HEADERS, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
 }
 

@@ -315,7 +315,8 @@ export class SuggestRoute {
   private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, from: Pick<StoredResponse, 'index' | 'pending' | 'generation'>, answer: SuggestAnswer, started: bigint): void {
     const { body: text, querySuggestions } = this.body(sr, answer);
     const body = Buffer.from(text);
-    const headers = leanHeaders(text);
+    // The Buffer's length: the body is not encoded a second time to count its bytes.
+    const headers = leanHeaders(body);
     writeLean(res, this.services.log, '/sites/suggest', sr.siteId, headers, body, started);
     this.leanAnswers++;
     const url = req.url!;
