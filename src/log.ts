@@ -227,6 +227,9 @@ function makeLogger(level: Level | 'silent', sink: LineSink, bindings: LogFields
     text ??= general(lvl, time, fields, msg);
     sink.write(text, RANK[lvl] >= RANK.warn);
   };
+  // The JSON of the last `msg` of infoJson (the access log's is always "request").
+  let lastMsg: string | null = null;
+  let lastMsgJson = '';
   const infoJson = (fields: object, json: string, msg: string): void => {
     if (RANK.info < min) return;
     const boundPart = bound();
@@ -235,7 +238,11 @@ function makeLogger(level: Level | 'silent', sink: LineSink, bindings: LogFields
       write('info', fields, msg);
       return;
     }
-    sink.write(`{"level":"info","time":"${isoTime(Date.now())}"${json ? `,${json}` : ''},"msg":${JSON.stringify(msg)}}`, false);
+    if (msg !== lastMsg) {
+      lastMsg = msg;
+      lastMsgJson = JSON.stringify(msg);
+    }
+    sink.write(`{"level":"info","time":"${isoTime(Date.now())}"${json ? `,${json}` : ''},"msg":${lastMsgJson}}`, false);
   };
   return {
     level,

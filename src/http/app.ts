@@ -31,6 +31,7 @@ import * as crawl from './crawl.js';
 import * as documents from './documents.js';
 import * as reports from './reports.js';
 import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
+import { accessMs } from './lean.js';
 import { SearchRoute } from './search.js';
 import { SuggestRoute } from './suggest.js';
 
@@ -195,7 +196,7 @@ export function createApp(services: Services, opts: AppOptions = {}): SitesiftAp
           method: ctx.method,
           path: ctx.path,
           status: ctx.status,
-          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          ms: accessMs(started),
           ...(state.siteId ? { siteId: state.siteId } : {}),
         },
         'request',

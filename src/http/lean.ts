@@ -146,18 +146,32 @@ export function userAgentOf(req: IncomingMessage): string | undefined {
 }
 
 /**
- * The headers of a 200 JSON answer after `X-Request-Id`, as the Koa chain sends them for a
- * public route (src/http/app.ts): `Access-Control-Allow-Origin`, `Content-Type`,
- * `Content-Length`. They depend on nothing of the request.
+ * An access-log line's `ms` for a request that arrived at `started`
+ * (`process.hrtime.bigint()`): milliseconds rounded to the microsecond, the Koa chain's and the
+ * lean paths' alike. Why rounded: finer digits are noise in an access log, and the shortest
+ * decimal of an arbitrary double (`0.013927…`) was ≈ 0.3 µs of a ≈ 17-µs replayed suggest
+ * (session 12, `perf`); a value in whole microseconds prints in a few digits, mostly from V8's
+ * number-string cache.
+ */
+export function accessMs(started: bigint): number {
+  return Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3;
+}
+
+/**
+ * The header list of a 200 JSON answer as the Koa chain sends it for a public route
+ * (src/http/app.ts): `X-Request-Id` (its value, index 1, is a placeholder that
+ * {@link writeLean} sets per request), `Access-Control-Allow-Origin`, `Content-Type`,
+ * `Content-Length`. Nothing else in it depends on the request, so a stored answer keeps one
+ * list and writes it again.
  */
 export function leanHeaders(body: string | Buffer): string[] {
-  return [...RESPONSE_CORS_HEADERS, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
+  return ['X-Request-Id', '', ...RESPONSE_CORS_HEADERS, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
 }
 
 /**
  * Writes a 200 JSON answer the way the Koa chain does for a public route (src/http/app.ts):
- * `X-Request-Id`, `Access-Control-Allow-Origin`, `Content-Type`, `Content-Length` in this order, then the
- * access-log line of the chain's access-log middleware (its child logger puts `reqId` first).
+ * the headers of {@link leanHeaders}, then the access-log line of the chain's access-log
+ * middleware (its child logger puts `reqId` first).
  * `started` is the request's `process.hrtime.bigint()` on arrival.
  */
 export function sendLean(res: ServerResponse, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
@@ -165,17 +179,19 @@ export function sendLean(res: ServerResponse, log: Logger, path: string, siteId:
 }
 
 /**
- * {@link sendLean} with the headers after `X-Request-Id` already built by {@link leanHeaders}
- * (a stored answer replays them): a new request id, the headers, the body, the access-log line.
- * A Buffer body (a stored answer's bytes) is written as it is; a string body is joined to the
- * header block and encoded on every write.
+ * {@link sendLean} with the header list already built by {@link leanHeaders} (a stored answer
+ * replays its own): a new request id into the list's placeholder (node:http's `writeHead`
+ * reads the list once, synchronously, so the next request may overwrite it), the body, the
+ * access-log line. A Buffer body (a stored answer's bytes) is written as it is; a string body
+ * is joined to the header block and encoded on every write.
  */
-export function writeLean(res: ServerResponse, log: Logger, path: string, siteId: string, headers: readonly string[], body: string | Buffer, started: bigint): void {
+export function writeLean(res: ServerResponse, log: Logger, path: string, siteId: string, headers: string[], body: string | Buffer, started: bigint): void {
   const reqId = randomUUID();
+  headers[1] = reqId;
   // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).
-  res.writeHead(200, ['X-Request-Id', reqId, ...headers]);
+  res.writeHead(200, headers);
   res.end(body);
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const ms = accessMs(started);
   // The access-log line of the chain, serialised by hand (`ms` is a finite number, so its JSON
   // is its string): ≈ 8 % of a replayed suggest's main thread went to the general serialiser.
   log.infoJson(

@@ -76,7 +76,7 @@ interface StoredResponse {
    */
   suggestionIndex?: SuggestionIndex;
   suggestionVersion?: number;
-  /** The headers after `X-Request-Id` ({@link leanHeaders}). */
+  /** The header list ({@link leanHeaders}; {@link writeLean} sets its request id per write). */
   headers: string[];
   /** The body's bytes (UTF-8), written as they are: no string to join and encode per replay. */
   body: Buffer;
@@ -275,8 +275,11 @@ export class SuggestRoute {
     const { projects, indexes, analytics } = this.services;
     const { siteId, settings } = stored;
     try {
-      // What the parameter readers and leanStart look at, in their order.
-      if (!projects.hasProject(siteId) || projects.getSettings(siteId) !== settings || indexes.get(siteId) !== stored.pending) return false;
+      // What the parameter readers and leanStart look at, in their order. The project still
+      // exists when its settings are still the stored object: deleting a project drops its
+      // settings from the registry's cache (getSettings then throws), and a project created
+      // again gets a new object.
+      if (projects.getSettings(siteId) !== settings || indexes.get(siteId) !== stored.pending) return false;
       if (stored.index.generation !== stored.generation) return false;
       if (stored.maxQuerySuggestions > 0) {
         const suggestions = analytics.suggestionStamp(siteId);

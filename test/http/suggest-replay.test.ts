@@ -38,6 +38,8 @@ t.test('stored responses: replayed while valid, recomputed after every kind of c
     t.equal(masked(a), masked(b), `${what}: the chain's bytes`);
     const logged = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>);
     t.equal(logged.length, 2, `${what}: one access-log line per request`);
+    // `ms` to the microsecond on both paths (src/http/lean.ts, accessMs).
+    for (const line of lines.slice(before)) t.match(line, /"ms":\d+(\.\d{1,3})?,/, `${what}: ms rounded to the microsecond`);
     return { text: a, body: a.slice(a.indexOf('\r\n\r\n') + 4), reqId: /^X-Request-Id: (.*)\r$/im.exec(a)![1], log: logged[0]! };
   };
 
