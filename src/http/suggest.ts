@@ -111,6 +111,9 @@ export class StoredResponses {
   /** @param maxBytes estimated memory of all entries (UTF-16 strings plus bookkeeping); 0 disables. */
   constructor(readonly maxBytes = 8 * 1024 * 1024) {}
 
+  /** Calls of {@link get} (tests, diagnostics). */
+  lookups = 0;
+
   /** Entries put at the recent end so far (by {@link set}, and by {@link get} when it moves one). */
   private uses = 0;
 
@@ -122,6 +125,7 @@ export class StoredResponses {
    * map of thousands of entries (session 11, CPU profile).
    */
   get(url: string): StoredResponse | undefined {
+    this.lookups++;
     const e = this.entries.get(url);
     if (e && this.uses - e.used! > this.entries.size >>> 1) {
       this.entries.delete(url);
@@ -194,7 +198,9 @@ export class SuggestRoute {
    * handler, which renders the error), false when Koa must handle it (nothing was written).
    */
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
-    if (req.method === 'GET' && req.url !== undefined) {
+    // The prefix first: every search request passes here, and must not pay a lookup (the URL
+    // hashed, probes in a map of thousands) in the suggest route's stored answers.
+    if (req.method === 'GET' && req.url !== undefined && req.url.startsWith(LEAN_PREFIX)) {
       const stored = this.responses.get(req.url);
       if (stored && this.replay(stored, res)) return true;
     }

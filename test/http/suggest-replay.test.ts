@@ -43,7 +43,13 @@ t.test('stored responses: replayed while valid, recomputed after every kind of c
     return { text: a, body: a.slice(a.indexOf('\r\n\r\n') + 4), reqId: /^X-Request-Id: (.*)\r$/im.exec(a)![1], log: logged[0]! };
   };
 
+  // A search request never looks in the suggest route's stored answers.
+  const lookups = route.responses.lookups;
+  t.match(await raw(lean.port, get('/sites?site=default&query=wid')), /^HTTP\/1\.1 200 /, 'a search');
+  t.equal(route.responses.lookups, lookups, 'no stored-answer lookup for a search');
+
   await ask('opens the index (the chain)');
+  t.equal(route.responses.lookups, lookups + 1, 'one lookup per suggest request');
   const first = await ask('first lean answer (stored)');
   t.equal(route.replays, 0);
   const again = await ask('same target');
