@@ -44,15 +44,28 @@ export interface RollupResult {
   expiredQueryDays: number;
 }
 
-/** Counts of one hour computed from raw rows: hour start (ms) → [count, noResults]. */
-function rawHourCounts(log: SiteQueryLog, from: number, to: number): Array<[number, number, number]> {
-  return log.db
-    .prepare(
-      `SELECT (at / ${HOUR_MS}) * ${HOUR_MS} AS hour, COUNT(*) AS n, SUM(results = 0) AS z
-       FROM searches WHERE at >= ? AND at < ? GROUP BY hour`,
-    )
-    .raw()
-    .all(from, to) as Array<[number, number, number]>;
+/**
+ * Counts per hour of [from, to) computed from raw rows: hour start (ms) → [count, noResults],
+ * in hour order, hours without rows left out (the rollup's recount and the time chart's open
+ * hours). One range count per hour on the `searches_at` index (at, results, …), from the hour
+ * of the range's first row to that of its last, not one `GROUP BY at / HOUR_MS` over the
+ * range: SQLite cannot tell that the hour expression follows the index order and sorted every
+ * row first. Session 12: the recount of a 1,000,000-entry backfill blocked the main thread for
+ * ≈ 160–190 ms that way.
+ */
+export function rawHourCounts(log: SiteQueryLog, from: number, to: number): Array<[number, number, number]> {
+  const out: Array<[number, number, number]> = [];
+  if (!(to > from)) return out;
+  const db = log.db;
+  const first = db.prepare('SELECT MIN(at) FROM searches WHERE at >= ? AND at < ?').pluck().get(from, to) as number | null;
+  if (first === null) return out;
+  const last = db.prepare('SELECT MAX(at) FROM searches WHERE at >= ? AND at < ?').pluck().get(from, to) as number;
+  const count = db.prepare('SELECT COUNT(*), SUM(results = 0) FROM searches WHERE at >= ? AND at < ?').raw();
+  for (let hour = floorHour(first); hour <= last; hour += HOUR_MS) {
+    const [n, z] = count.get(Math.max(hour, from), Math.min(hour + HOUR_MS, to)) as [number, number | null];
+    if (n > 0) out.push([hour, n, z ?? 0]);
+  }
+  return out;
 }
 
 /**

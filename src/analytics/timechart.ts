@@ -9,6 +9,7 @@
  * the writer flushed it (≤ 1 s), well inside the 60 s the SPEC allows.
  */
 import { DAY_MS, HOUR_MS, floorHour } from './normalize.js';
+import { rawHourCounts } from './rollup.js';
 import type { SiteQueryLog } from './site-log.js';
 
 export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
@@ -109,12 +110,7 @@ function counts(log: SiteQueryLog, from: number, to: number, unit: 'hour' | 'day
     hoursFrom = fullDaysEnd;
   }
   read('SELECT hour, count, no_results FROM hour_buckets WHERE hour >= ? AND hour < ? ORDER BY hour', hoursFrom, closedEnd);
-  read(
-    `SELECT (at / ${HOUR_MS}) * ${HOUR_MS} AS hour, COUNT(*), SUM(results = 0)
-     FROM searches WHERE at >= ? AND at < ? GROUP BY hour ORDER BY hour`,
-    Math.max(from, closed),
-    to,
-  );
+  for (const row of rawHourCounts(log, Math.max(from, closed), to)) out.push(row);
   return out;
 }
 
