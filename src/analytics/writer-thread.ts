@@ -17,8 +17,7 @@
  * `workerData.done[0]` is set to `seq` and notified, so the main thread can also wait for an
  * answer synchronously (Atomics.wait + receiveMessageOnPort).
  */
-import { readlinkSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { AGGREGATE_EVERY_ROWS, LogInserter } from './site-log.js';
@@ -124,7 +123,7 @@ function handle(req: WriterRequest): WriterSiteResult[] {
   return results;
 }
 
-const { port, done, name, nice } = workerData as { port: MessagePort; done: Int32Array; name: string; nice: number };
+const { port, done, name } = workerData as { port: MessagePort; done: Int32Array; name: string };
 // This thread's name in /proc (Linux `comm`): Node names all its threads `node`, so without it
 // per-thread CPU readings (`top -H`, the benchmarks' /proc columns) cannot tell the writer's
 // SQLite work from V8's and libuv's threads. Written through /proc/thread-self, which is the
@@ -133,15 +132,6 @@ try {
   writeFileSync('/proc/thread-self/comm', name);
 } catch {
   // Not Linux.
-}
-// Background priority for this thread only (WRITER_THREAD_NICE in src/analytics/writer.ts): on
-// Linux a thread id given to setpriority(PRIO_PROCESS) names that one thread. The id is the
-// last part of /proc/thread-self's target (`<pid>/task/<tid>`).
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0 && nice > 0) setPriority(tid, nice);
-} catch {
-  // Not Linux: the thread keeps the process's priority.
 }
 port.on('message', (req: WriterRequest) => {
   const reply: WriterReply = { seq: req.seq, results: handle(req) };

@@ -24,18 +24,6 @@ import type { WriterReply, WriterRequest, WriterSiteResult } from './writer-thre
  */
 export const WRITER_THREAD_NAME = 'sitesift-qlog';
 
-/**
- * The writer thread's nice value (Linux, per thread: `setpriority` on its thread id). Its work
- * is a background one — committing batches of the query log once a second, latency-free for
- * visitors — so it should take the CPU the request path leaves, not preempt it: at the same
- * priority, on two cores busy with the main thread and the load generator, the woken writer
- * took its ≈ 1.4 µs per logged search from the main thread (run-queue wait of the main thread
- * 1 → 26 ms/s in `make bench-suggest`, session 11). At nice 10 the scheduler still gives it
- * ≈ 10 % of a contended core, several times what it needs at full load, so batches still
- * commit within about a second. Lowering one's own priority needs no privilege.
- */
-export const WRITER_THREAD_NICE = 10;
-
 /** Longest synchronous wait for the thread (a stuck disk): then the caller goes on. */
 const SYNC_TIMEOUT_MS = 30_000;
 
@@ -72,7 +60,7 @@ export class LogWriterThread {
 
   constructor(private readonly opts: LogWriterThreadOptions) {
     const { port1, port2 } = new MessageChannel();
-    const workerData = { port: port2, done: this.done, name: WRITER_THREAD_NAME, nice: WRITER_THREAD_NICE };
+    const workerData = { port: port2, done: this.done, name: WRITER_THREAD_NAME };
     this.worker = startThread(import.meta.url, './writer-thread', { workerData, transferList: [port2] });
     this.port = port1;
     this.port.on('message', (reply: WriterReply) => this.settle(reply));

@@ -185,33 +185,3 @@ t.test('the writer thread names itself in /proc, apart from Node\'s other thread
   if (existsSync('/proc/thread-self')) t.ok(names().includes(WRITER_THREAD_NAME), 'a thread of this process has the name');
   else t.pass('no /proc: nothing to name');
 });
-
-t.test('the writer thread runs at background priority (nice 10), every other thread as before', async (t) => {
-  const { WRITER_THREAD_NAME, WRITER_THREAD_NICE } = await import('../../src/analytics/writer.js');
-  if (!existsSync('/proc/thread-self')) {
-    t.pass('no /proc: priorities are not read here');
-    return;
-  }
-  /** [comm, nice] of each thread of this process (stat field 19, after the parenthesised comm). */
-  const threads = () =>
-    readdirSync('/proc/self/task').flatMap((tid) => {
-      try {
-        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-        const comm = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
-        return [[comm, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])] as [string, number]];
-      } catch {
-        return [];
-      }
-    });
-  const before = threads().find(([comm]) => comm !== WRITER_THREAD_NAME)![1];
-  const { svc } = setup(t);
-  for (let i = 0; i < 5; i++) svc.record('docs', { query: `q${i}`, results: 1 });
-  await turn();
-  await svc.writerIdle();
-  const all = threads();
-  const writers = all.filter(([comm]) => comm === WRITER_THREAD_NAME);
-  t.ok(writers.length >= 1, 'the writer thread is there');
-  t.ok(writers.every(([, n]) => n === WRITER_THREAD_NICE), `at nice ${WRITER_THREAD_NICE}: ${JSON.stringify(writers)}`);
-  t.equal(WRITER_THREAD_NICE, 10);
-  t.ok(all.filter(([comm]) => comm !== WRITER_THREAD_NAME).every(([, n]) => n === before), `the other threads keep nice ${before}`);
-});
