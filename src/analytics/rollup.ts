@@ -16,6 +16,7 @@
  * The open hours (from `closed_through` to now) are answered from raw rows at query time
  * (see `timechart.ts`), so a logged search is in the chart as soon as the writer flushed it.
  */
+import type { Statement } from 'better-sqlite3';
 import { DAY_MS, HOUR_MS, floorHour } from './normalize.js';
 import type { SiteQueryLog } from './site-log.js';
 
@@ -44,6 +45,23 @@ export interface RollupResult {
   expiredQueryDays: number;
 }
 
+/** The statements of {@link rawHourCounts}, prepared once per open log (time charts call it per request). */
+const hourCounts = new WeakMap<SiteQueryLog, { first: Statement; last: Statement; count: Statement }>();
+
+function hourCountStatements(log: SiteQueryLog): { first: Statement; last: Statement; count: Statement } {
+  let s = hourCounts.get(log);
+  if (!s) {
+    const db = log.db;
+    s = {
+      first: db.prepare('SELECT MIN(at) FROM searches WHERE at >= ? AND at < ?').pluck(),
+      last: db.prepare('SELECT MAX(at) FROM searches WHERE at >= ? AND at < ?').pluck(),
+      count: db.prepare('SELECT COUNT(*), SUM(results = 0) FROM searches WHERE at >= ? AND at < ?').raw(),
+    };
+    hourCounts.set(log, s);
+  }
+  return s;
+}
+
 /**
  * Counts per hour of [from, to) computed from raw rows: hour start (ms) → [count, noResults],
  * in hour order, hours without rows left out (the rollup's recount and the time chart's open
@@ -56,13 +74,12 @@ export interface RollupResult {
 export function rawHourCounts(log: SiteQueryLog, from: number, to: number): Array<[number, number, number]> {
   const out: Array<[number, number, number]> = [];
   if (!(to > from)) return out;
-  const db = log.db;
-  const first = db.prepare('SELECT MIN(at) FROM searches WHERE at >= ? AND at < ?').pluck().get(from, to) as number | null;
+  const stmt = hourCountStatements(log);
+  const first = stmt.first.get(from, to) as number | null;
   if (first === null) return out;
-  const last = db.prepare('SELECT MAX(at) FROM searches WHERE at >= ? AND at < ?').pluck().get(from, to) as number;
-  const count = db.prepare('SELECT COUNT(*), SUM(results = 0) FROM searches WHERE at >= ? AND at < ?').raw();
+  const last = stmt.last.get(from, to) as number;
   for (let hour = floorHour(first); hour <= last; hour += HOUR_MS) {
-    const [n, z] = count.get(Math.max(hour, from), Math.min(hour + HOUR_MS, to)) as [number, number | null];
+    const [n, z] = stmt.count.get(Math.max(hour, from), Math.min(hour + HOUR_MS, to)) as [number, number | null];
     if (n > 0) out.push([hour, n, z ?? 0]);
   }
   return out;

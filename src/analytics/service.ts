@@ -405,7 +405,7 @@ export class QueryLogService {
     const t = normaliseQuery(typed);
     if (opts.max === 0 || t === '') return [];
     const now = opts.now ?? this.opts.clock();
-    return this.site(siteId).suggestionIndex(now).lookup(t, opts.max, Math.max(1, opts.minSearches));
+    return this.suggestionStamp(siteId, now).lookup(t, opts.max, Math.max(1, opts.minSearches));
   }
 
   /**
