@@ -16,6 +16,7 @@ import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/registry.js';
 import type { Config } from './config.js';
 import { createApp, type AppOptions } from './http/app.js';
+import { ConnectionFront } from './http/front.js';
 import { createLogger, SERVER_LOG_BUFFER_MS, type Logger } from './log.js';
 import { createPool } from './pool.js';
 import { createSearchExecutor } from './search/executor.js';
@@ -45,6 +46,8 @@ export interface RunningServer {
   /** `http://host:port` actually bound (port 0 → the chosen port). */
   url: string;
   services: Services;
+  /** The connection front of the HTTP server (src/http/front.ts; its counters for tests). */
+  front: ConnectionFront;
   /** Graceful shutdown; idempotent (later calls return the same promise). */
   close(): Promise<void>;
 }
@@ -224,6 +227,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Slow clients must not hold a socket forever; generous enough for 10 MiB uploads.
     server.requestTimeout = 120_000;
     server.headersTimeout = 30_000;
+    // Plain keep-alive suggest requests are answered from the socket (src/http/front.ts).
+    const front = new ConnectionFront(server, app.suggest);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(cfg.port, cfg.host, () => {
@@ -249,13 +254,17 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       closing ??= (async () => {
         log.info({}, 'shutting down');
         await new Promise<void>((resolve) => {
-          const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+          const cut = setTimeout(() => {
+            server.closeAllConnections();
+            front.closeAll();
+          }, DRAIN_MS);
           cut.unref();
           server.close(() => {
             clearTimeout(cut);
             resolve();
           });
           server.closeIdleConnections();
+          front.closeIdle();
         });
         await undo();
         log.info({}, 'stopped');
@@ -263,7 +272,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       })();
       return closing;
     };
-    return { url, services, close };
+    return { url, services, front, close };
   } catch (err) {
     await undo();
     throw err;

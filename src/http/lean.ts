@@ -12,11 +12,21 @@
  * access-log line (tests compare raw responses of both paths).
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import type { ProjectIndex } from '../index/contract.js';
 import type { Logger } from '../log.js';
 import { RESPONSE_CORS_HEADERS } from './cors.js';
+
+/**
+ * What a lean path writes its answer through: node:http's `ServerResponse`, or the connection
+ * front's own (src/http/front.ts), which writes to the socket.
+ */
+export interface LeanResponse {
+  readonly headersSent: boolean;
+  writeHead(status: number, headers: string[]): unknown;
+  end(body: string | Buffer): unknown;
+}
 
 /** What the parameter readers use of a Koa context (a lean path builds just this). */
 export type ParamSource = Pick<Context, 'query' | 'state'>;
@@ -45,7 +55,7 @@ export interface LeanStart<R> {
  * a project whose index a Koa request has opened.
  */
 export function leanStart<R extends { siteId: string }>(
-  req: IncomingMessage,
+  req: Pick<IncomingMessage, 'method' | 'url'>,
   prefix: string,
   read: (src: ParamSource) => R,
   opened: OpenedIndexes,
@@ -174,7 +184,7 @@ export function leanHeaders(body: string | Buffer): string[] {
  * middleware (its child logger puts `reqId` first).
  * `started` is the request's `process.hrtime.bigint()` on arrival.
  */
-export function sendLean(res: ServerResponse, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
+export function sendLean(res: LeanResponse, log: Logger, path: string, siteId: string, body: string, started: bigint): void {
   writeLean(res, log, path, siteId, leanHeaders(body), body, started);
 }
 
@@ -185,7 +195,7 @@ export function sendLean(res: ServerResponse, log: Logger, path: string, siteId:
  * access-log line. A Buffer body (a stored answer's bytes) is written as it is; a string body
  * is joined to the header block and encoded on every write.
  */
-export function writeLean(res: ServerResponse, log: Logger, path: string, siteId: string, headers: string[], body: string | Buffer, started: bigint): void {
+export function writeLean(res: LeanResponse, log: Logger, path: string, siteId: string, headers: string[], body: string | Buffer, started: bigint): void {
   const reqId = randomUUID();
   headers[1] = reqId;
   // One array for writeHead: no per-header bookkeeping of setHeader (Node still validates).

@@ -33,7 +33,7 @@ import { SuggestCache, suggestBody, type SuggestAnswer, type SuggestParams } fro
 import type { Services } from '../services.js';
 import type { Settings } from '../types.js';
 import { requireSite } from './auth.js';
-import { leanHeaders, leanStart, OpenedIndexes, writeLean, type ParamSource } from './lean.js';
+import { leanHeaders, leanStart, OpenedIndexes, writeLean, type LeanResponse, type ParamSource } from './lean.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';
 import { requireQuery, stringArrayParam } from './search.js';
 
@@ -198,21 +198,30 @@ export class SuggestRoute {
    * handler, which renders the error), false when Koa must handle it (nothing was written).
    */
   lean(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => unknown): boolean {
+    return req.method === 'GET' && req.url !== undefined && this.answerTarget(req.url, res, () => fallback(req, res));
+  }
+
+  /**
+   * {@link lean} for a GET of raw target `url` (also called by the connection front,
+   * src/http/front.ts, with its own response): true when it took the request, false when it
+   * did not (nothing written); `fail` is called, nothing written, when a taken request's search
+   * fails or its answer cannot be written.
+   */
+  answerTarget(url: string, res: LeanResponse, fail: () => void): boolean {
     // The prefix first: every search request passes here, and must not pay a lookup (the URL
     // hashed, probes in a map of thousands) in the suggest route's stored answers.
-    if (req.method === 'GET' && req.url !== undefined && req.url.startsWith(LEAN_PREFIX)) {
-      const stored = this.responses.get(req.url);
-      if (stored && this.replay(stored, res)) return true;
-    }
-    const start = leanStart(req, LEAN_PREFIX, (src) => this.read(src), this.opened, this.services.indexes);
+    if (!url.startsWith(LEAN_PREFIX)) return false;
+    const stored = this.responses.get(url);
+    if (stored && this.replay(stored, res)) return true;
+    const start = leanStart({ method: 'GET', url }, LEAN_PREFIX, (src) => this.read(src), this.opened, this.services.indexes);
     if (!start) return false;
     const { sr, index, pending, started } = start;
     const snap = index.acquire();
-    const stored = { index, pending, generation: snap.generation };
+    const from = { index, pending, generation: snap.generation };
     let hit: SuggestAnswer | undefined;
     try {
       hit = this.cache.peek(snap, sr.settings, sr.params, index);
-      if (hit) this.send(res, req, sr, stored, hit, started);
+      if (hit) this.send(res, url, sr, from, hit, started);
     } catch {
       snap.release();
       return false;
@@ -225,16 +234,16 @@ export class SuggestRoute {
       (answer) => {
         snap.release();
         try {
-          this.send(res, req, sr, stored, answer, started);
+          this.send(res, url, sr, from, answer, started);
         } catch {
           // Nothing was written (writeHead validates before it sends): the chain answers,
           // rendering whatever fails again as the route's error. Never an unhandled rejection.
-          if (!res.headersSent) void fallback(req, res);
+          if (!res.headersSent) fail();
         }
       },
       () => {
         snap.release();
-        void fallback(req, res);
+        fail();
       },
     );
     return true;
@@ -276,7 +285,7 @@ export class SuggestRoute {
    * Writes `stored` again when nothing it depends on has changed (see {@link StoredResponses});
    * false, with nothing written, when something has or a check throws.
    */
-  private replay(stored: StoredResponse, res: ServerResponse): boolean {
+  private replay(stored: StoredResponse, res: LeanResponse): boolean {
     const started = process.hrtime.bigint();
     const { projects, indexes, analytics } = this.services;
     const { siteId, settings } = stored;
@@ -321,14 +330,13 @@ export class SuggestRoute {
    * Writes the 200 answer the way the Koa chain does for this route (src/http/lean.ts) and
    * stores it under the raw request target for {@link replay}.
    */
-  private send(res: ServerResponse, req: IncomingMessage, sr: SuggestRequest, from: Pick<StoredResponse, 'index' | 'pending' | 'generation'>, answer: SuggestAnswer, started: bigint): void {
+  private send(res: LeanResponse, url: string, sr: SuggestRequest, from: Pick<StoredResponse, 'index' | 'pending' | 'generation'>, answer: SuggestAnswer, started: bigint): void {
     const { body: text, querySuggestions } = this.body(sr, answer);
     const body = Buffer.from(text);
     // The Buffer's length: the body is not encoded a second time to count its bytes.
     const headers = leanHeaders(body);
     writeLean(res, this.services.log, '/sites/suggest', sr.siteId, headers, body, started);
     this.leanAnswers++;
-    const url = req.url!;
     this.responses.set({
       url, siteId: sr.siteId, settings: sr.settings, ...from,
       query: sr.params.query, maxQuerySuggestions: sr.maxQuerySuggestions, querySuggestions, headers, body,

@@ -9,7 +9,7 @@ import t from 'tap';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
 import { startTestServer } from '../helpers/server.js';
-import { get, lineSink, listen, masked, page, raw } from '../helpers/raw-http.js';
+import { get, lineSink, listen, listenFront, masked, page, raw } from '../helpers/raw-http.js';
 
 const { sink, lines: logLines } = lineSink();
 
@@ -39,7 +39,11 @@ t.test('lean path: the same bytes and access-log lines as the Koa chain, for mis
   const lean = await listen(leanApp.callback());
   // The chain alone: Koa's own handler, without the lean path in front.
   const chain = await listen(Koa.prototype.callback.call(chainApp));
-  t.teardown(() => Promise.all([lean.close(), chain.close()]));
+  // The connection front over a third app (src/http/front.ts): the requests below ask to close
+  // their connections, which the front answers too.
+  const frontApp = createApp(s.services);
+  const front = await listenFront(frontApp);
+  t.teardown(() => Promise.all([lean.close(), chain.close(), front.close()]));
 
   const requests: Array<[string, string?, string?]> = [
     ['/sites/suggest?site=default&query=wid'],
@@ -77,11 +81,14 @@ t.test('lean path: the same bytes and access-log lines as the Koa chain, for mis
       const before = logLines.length;
       const a = await raw(lean.port, get(path, headers, method));
       const b = await raw(chain.port, get(path, headers, method));
+      const c = await raw(front.port, get(path, headers, method));
       t.equal(masked(a), masked(b), `${round}: ${method ?? 'GET'} ${path}${headers ? ' ' + headers.trim() : ''}`);
+      t.equal(masked(c), masked(b), `${round}, front: ${method ?? 'GET'} ${path}`);
       const lines = logLines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>);
-      t.equal(lines.length, 2, 'one access-log line each');
+      t.equal(lines.length, 3, 'one access-log line each');
       const shape = (l: Record<string, unknown>) => ({ ...l, time: '-', reqId: '-', ms: '-' });
       t.same(shape(lines[0]!), shape(lines[1]!), 'the same access-log line');
+      t.same(shape(lines[2]!), shape(lines[1]!), 'the same access-log line from the front');
       t.match(String(lines[0]!.reqId), /^[0-9a-f-]{36}$/, 'with a request id');
     }
   }
@@ -95,6 +102,10 @@ t.test('lean path: the same bytes and access-log lines as the Koa chain, for mis
   // through the chain, but the last valid one has the same target (its other
   // Access-Control-Request-Headers change nothing of a GET answer) and stored it.
   t.equal(leanApp.suggest.replays, valid, 'second round replayed from the stored responses');
+  // The front answers what the lean path answers (the first request, which opened the index,
+  // was node:http's) and hands every other connection over.
+  t.equal(front.front.answered, 2 * valid - 1, 'valid GETs answered by the front');
+  t.equal(front.front.handedOver, 2 * (requests.length - valid) + 1, 'the rest handed to node:http');
 
   // Query strings the lean path parses itself (or declines): the same values as Koa's parser.
   const edge = [
@@ -116,7 +127,9 @@ t.test('lean path: the same bytes and access-log lines as the Koa chain, for mis
     for (const path of edge) {
       const a = await raw(lean.port, get(path));
       const b = await raw(chain.port, get(path));
+      const c = await raw(front.port, get(path));
       t.equal(masked(a), masked(b), `${round}: ${path}`);
+      t.equal(masked(c), masked(b), `${round}, front: ${path}`);
     }
   }
 });
