@@ -15,7 +15,8 @@
  * (src/http/suggest.ts; shared parts in src/http/lean.ts), which answer valid requests of an
  * open project with the same headers, body and access-log line as the chain, for a fraction of
  * its main-thread CPU; every other request, and every request they decline, goes through the
- * chain.
+ * chain. (In front of node:http, the connection front, src/http/front.ts, answers plain
+ * keep-alive suggest requests from the socket and hands every other connection to node:http.)
  */
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';

@@ -13,8 +13,9 @@
  *
  * What the front answers, and nothing else (anything else hands the connection over, from the
  * first byte of the request it does not answer, to node:http, which then owns it for good):
- * - a complete request head in the bytes received so far (no partial head is kept; a head
- *   split across reads goes to node:http) of at most {@link MAX_HEAD_BYTES};
+ * - a complete request head of at most {@link MAX_HEAD_BYTES} in the bytes received (a head
+ *   cut by the end of a read is kept for the next one, once: a head that needs three reads
+ *   goes to node:http, which times slow clients);
  * - request line exactly `GET <target> HTTP/1.1`, the target starting with `/sites/suggest?`
  *   and made of visible ASCII only (no byte node:http would decode differently);
  * - header lines `name: value` with a token name and a value without control characters (what
@@ -25,7 +26,10 @@
  *   hands the request over (nothing was written), so node:http and the Koa chain render the
  *   error as they do for any request.
  *
- * Requests on one connection are answered in order: while a search runs, later bytes wait.
+ * Requests on one connection are answered in order: while a search runs, later bytes wait
+ * (reading pauses past {@link MAX_HEAD_BYTES} of them), and reading pauses while answers wait
+ * for a client that does not read them. A server with `maxRequestsPerSocket` set, or closing,
+ * hands every new connection over at once.
  * Timeouts as node:http's: `headersTimeout` until the first answer, then the keep-alive
  * timeout (plus node's one-second margin); an idle connection is closed by
  * {@link ConnectionFront.closeIdle} (graceful shutdown), any by {@link ConnectionFront.closeAll}.
@@ -128,6 +132,16 @@ export function readHead(s: string, pos: number): Head | null {
   return host ? { target, close, end: end + 4 } : null;
 }
 
+/**
+ * Whether the bytes of `s` from `pos` on may be the start of a head {@link readHead} reads: no
+ * blank line yet, within the size limit, and the request line's fixed start so far.
+ */
+export function mayStartHead(s: string, pos: number): boolean {
+  const n = s.length - pos;
+  if (n > MAX_HEAD_BYTES || s.indexOf('\r\n\r\n', pos) !== -1) return false;
+  return n >= PREFIX.length ? s.startsWith(PREFIX, pos) : PREFIX.startsWith(s.slice(pos));
+}
+
 /** The front's answer to one request: a {@link LeanResponse} writing to the socket. */
 class FrontResponse implements LeanResponse {
   headersSent = false;
@@ -157,8 +171,10 @@ class FrontResponse implements LeanResponse {
 
 /** One connection while the front owns it. */
 class FrontConnection {
-  /** Bytes received and not yet answered (while a search runs, or never: handed over at once). */
+  /** Bytes received while a search runs, not yet read. */
   private pending: Buffer | null = null;
+  /** The start of a request head the last read ended in (see {@link process}). */
+  private partial: Buffer | null = null;
   /** A request is being answered asynchronously (its search runs). */
   private busy = false;
   /** The connection was handed to node:http, or closed: the front is done with it. */
@@ -169,6 +185,12 @@ class FrontConnection {
   private readonly onData = (chunk: Buffer) => this.received(chunk);
   private readonly onEnd = () => this.ended();
   private readonly onError = () => this.destroy();
+  /** Reading paused until the socket drains. */
+  private draining = false;
+  private readonly onDrain = () => {
+    this.draining = false;
+    if (!this.busy && !this.gone) this.socket.resume();
+  };
   private readonly onClose = () => {
     this.gone = true;
     this.front.forget(this);
@@ -195,6 +217,12 @@ class FrontConnection {
   }
 
   private received(chunk: Buffer): void {
+    // (A partial head is only kept when no search runs: process() returns as it keeps one.)
+    if (this.partial !== null) {
+      const buf = Buffer.concat([this.partial, chunk]);
+      this.partial = null;
+      return this.process(buf, true);
+    }
     if (this.busy) {
       this.pending = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
       // A client that sends on while its search runs: stop reading until it is answered.
@@ -207,13 +235,26 @@ class FrontConnection {
     this.process(chunk);
   }
 
-  /** Answers the complete requests at the start of `buf`; hands the rest to node:http. */
-  private process(buf: Buffer): void {
+  /**
+   * Answers the complete requests at the start of `buf`; keeps the start of a request head at
+   * its end for the next read (`carried`: `buf` begins with such a start already kept once);
+   * hands anything else to node:http.
+   */
+  private process(buf: Buffer, carried = false): void {
     const s = buf.toString('latin1');
     let pos = 0;
     while (pos < s.length && !this.gone) {
       const head = readHead(s, pos);
-      if (head === null) return this.handOver(buf.subarray(pos));
+      if (head === null) {
+        // A head cut by the end of a read (a pipelining client's burst, a segment boundary):
+        // kept for the next read, once; cut again, node:http reads it (and times it).
+        if (!carried && mayStartHead(s, pos)) {
+          this.partial = buf.subarray(pos);
+          return;
+        }
+        return this.handOver(buf.subarray(pos));
+      }
+      carried = false;
       const res = new FrontResponse(this, head.close);
       const start = pos;
       let failed = false;
@@ -239,7 +280,7 @@ class FrontConnection {
           const more = this.pending;
           this.pending = null;
           const next = more === null ? rest : Buffer.concat([rest, more]);
-          if (this.socket.isPaused()) this.socket.resume();
+          if (this.socket.isPaused() && !this.draining) this.socket.resume();
           if (this.closeWhenIdle) return this.destroySoon();
           if (next.length > 0) this.process(next);
         };
@@ -264,6 +305,14 @@ class FrontConnection {
     socket.write(head, 'latin1');
     socket.write(body);
     socket.uncork();
+    // A client that sends requests but does not read the answers: stop reading its requests
+    // until the kernel took what is queued (node:http does the same).
+    if (socket.writableNeedDrain && !this.draining) {
+      this.draining = true;
+      this.front.drainWaits++;
+      socket.pause();
+      socket.once('drain', this.onDrain);
+    }
     if (close) {
       this.gone = true;
       this.front.forget(this);
@@ -287,6 +336,7 @@ class FrontConnection {
     socket.off('error', this.onError);
     socket.off('timeout', this.onTimeout);
     socket.off('close', this.onClose);
+    socket.off('drain', this.onDrain);
     socket.setTimeout(0);
     socket.pause();
     if (rest.length > 0) socket.unshift(rest);
@@ -332,6 +382,8 @@ export class ConnectionFront {
   handedOver = 0;
   /** Times a connection stopped reading while its search ran (tests, diagnostics). */
   pauses = 0;
+  /** Times a connection stopped reading until its answers drained (tests, diagnostics). */
+  drainWaits = 0;
   private readonly connections = new Set<FrontConnection>();
   private readonly httpListener: (socket: Socket) => void;
   private closing = false;
@@ -345,7 +397,8 @@ export class ConnectionFront {
     this.httpListener = listeners[0]!;
     server.removeListener('connection', this.httpListener);
     server.on('connection', (socket: Socket) => {
-      if (this.closing) return this.handOver(socket);
+      // node:http counts requests per socket when told to (the front does not).
+      if (this.closing || server.maxRequestsPerSocket) return this.handOver(socket);
       this.connections.add(new FrontConnection(this, socket));
     });
   }

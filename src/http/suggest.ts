@@ -1,7 +1,7 @@
 /**
  * `GET /sites/suggest` (seed 4.7, SPEC §6): public, identified by `site`. Main thread.
  *
- * Two ways in, one answer:
+ * Three ways in, one answer:
  * - the Koa route ({@link SuggestRoute.register}): every request the lean path declines —
  *   invalid parameters (the errors middleware renders them), a project whose index is not open
  *   yet, HEAD, anything unusual in the URL;
@@ -14,7 +14,11 @@
  *   for this route and nothing else: the same parameter readers (a parse error declines, so
  *   Koa renders it), a request id in `X-Request-Id`, the CORS headers, the same access-log line,
  *   the same headers in the same order and the same body bytes (tests compare raw responses of
- *   both paths).
+ *   both paths);
+ * - the connection front (src/http/front.ts), which reads plain keep-alive `GET /sites/suggest?…`
+ *   requests from the socket itself and calls {@link SuggestRoute.answerTarget} (the lean path
+ *   without node:http's request and response objects) with a response that writes node:http's
+ *   bytes.
  *
  * Answers come from {@link SuggestCache} (src/search/suggest.ts); a miss searches on the search
  * threads, the snapshot pinned until the answer is there. `querySuggestions` (from the query

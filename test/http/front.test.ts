@@ -7,7 +7,7 @@
 import net from 'node:net';
 import t, { type Test } from 'tap';
 import { createApp } from '../../src/http/app.js';
-import { MAX_HEAD_BYTES, readHead } from '../../src/http/front.js';
+import { MAX_HEAD_BYTES, mayStartHead, readHead } from '../../src/http/front.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { converse, keepAlive, listen, listenFront, masked, page, splitResponses } from '../helpers/raw-http.js';
 
@@ -133,30 +133,38 @@ t.test('front: bytes that arrive while a search runs wait for it (and pause read
   t.same(responses.map((r) => bodyOf(r).query), ['gadg', ...Array(n).fill('g')], 'in order');
 });
 
-t.test('front: a head split across reads, and requests outside its subset, go to node:http', async (t) => {
+t.test('front: a head cut by one read is kept, cut by two goes to node:http, as do requests outside its subset', async (t) => {
   const { ref, fr } = await setup(t);
-  const split = async (port: number) => {
+  /** Sends a keep-alive suggest cut at `cuts`, 50 ms apart, then one more whole; the two answers. */
+  const split = async (port: number, cuts: number[]) => {
     const sock = net.connect(port, '127.0.0.1');
     const got: Buffer[] = [];
     sock.on('data', (c: Buffer) => got.push(c));
     await new Promise((r) => sock.once('connect', r));
     const req = keepAlive(q('widget'));
-    sock.write(req.slice(0, 20));
-    await new Promise((r) => setTimeout(r, 50));
-    sock.write(req.slice(20) + keepAlive(q('widget')));
+    let from = 0;
+    for (const cut of cuts) {
+      sock.write(req.slice(from, cut));
+      from = cut;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    sock.write(req.slice(from) + keepAlive(q('widget')));
     for (let i = 0; i < 200 && splitResponses(Buffer.concat(got)).responses.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
     sock.destroy();
     return splitResponses(Buffer.concat(got)).responses;
   };
-  const handed = fr.front.handedOver;
-  const a = await split(fr.port);
-  const b = await split(ref.port);
-  t.equal(a.length, 2);
-  t.same(a.map(masked), b.map(masked), 'the same answers');
-  t.equal(fr.front.handedOver, handed + 1, 'handed over');
+  for (const [cuts, handed] of [[[3], 0], [[20], 0], [[5, 30], 1], [[25, 45], 1]] as Array<[number[], number]>) {
+    const before = { answered: fr.front.answered, handed: fr.front.handedOver };
+    const a = await split(fr.port, cuts);
+    const b = await split(ref.port, cuts);
+    t.equal(a.length, 2, `cut at ${cuts}: both answered`);
+    t.same(a.map(masked), b.map(masked), 'node:http\'s answers');
+    t.equal(fr.front.handedOver - before.handed, handed, handed ? 'handed over' : 'not handed over');
+    t.equal(fr.front.answered - before.answered, handed ? 0 : 2, handed ? 'answered by node:http' : 'answered by the front');
+  }
   const others = [
     `GET ${q('wid')} HTTP/1.0\r\nHost: x\r\n\r\n`,
-    `HEAD ${q('wid')} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    `HEAD ${q('wid')} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
     `GET ${q('wid')} HTTP/1.1\r\n\r\n`,
     `GET ${q('wid')} HTTP/1.1\r\nHost: x\r\nBad Name: y\r\n\r\n`,
     `POST ${q('wid')} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`,
@@ -272,4 +280,53 @@ t.test('startServer serves through the front', async (t) => {
   await s.close();
   await closed;
   t.pass('closed with the server');
+});
+
+t.test('front: a client that does not read its answers is not read until they drain', async (t) => {
+  const { fr } = await setup(t);
+  await converse(fr.port, [keepAlive(q('g'))], 1);
+  // ≈ 25 MB of answers: more than the kernel buffers of a loopback connection hold.
+  const n = 40_000;
+  const answered = fr.front.answered;
+  const sock = net.connect(fr.port, '127.0.0.1');
+  await new Promise((r) => sock.once('connect', r));
+  sock.pause();
+  sock.write(keepAlive(q('g')).repeat(n));
+  for (let i = 0; i < 500 && fr.front.drainWaits === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(fr.front.drainWaits >= 1, 'reading paused until the answers drain');
+  await new Promise((r) => setTimeout(r, 300));
+  t.ok(fr.front.answered - answered < n, `the requests not read yet wait (${fr.front.answered - answered} of ${n} answered)`);
+  let count = 0;
+  let rest = Buffer.alloc(0);
+  sock.on('data', (c: Buffer) => {
+    rest = Buffer.concat([rest, c]);
+    const { responses, used } = splitResponses(rest);
+    for (const r of responses) if (bodyOf(r).query === 'g') count++;
+    rest = rest.subarray(used);
+  });
+  sock.resume();
+  for (let i = 0; i < 1500 && count < n; i++) await new Promise((r) => setTimeout(r, 20));
+  sock.destroy();
+  t.equal(count, n, 'then every request answered');
+});
+
+t.test('front: a server that limits requests per connection gets every connection', async (t) => {
+  const { fr } = await setup(t);
+  fr.server.maxRequestsPerSocket = 10;
+  const before = { answered: fr.front.answered, handed: fr.front.handedOver };
+  const { responses } = await converse(fr.port, [keepAlive(q('wid'))], 1);
+  t.match(responses[0], /^HTTP\/1\.1 200 [^]*Keep-Alive: timeout=5, max=10\r\n/, 'node:http\'s answer');
+  t.equal(fr.front.answered, before.answered);
+  t.equal(fr.front.handedOver, before.handed + 1);
+  fr.server.maxRequestsPerSocket = 0;
+});
+
+t.test('mayStartHead: what the front keeps of a cut head', async (t) => {
+  const ok = 'GET /sites/suggest?site=a&query=b HTTP/1.1\r\nHost: x\r\n\r\n';
+  for (const n of [1, 4, 10, 19, 30, ok.length - 2]) t.ok(mayStartHead(ok.slice(0, n), 0), `the first ${n} bytes`);
+  t.notOk(mayStartHead(ok, 0), 'a complete head (readHead decides)');
+  t.notOk(mayStartHead('GET /sites?site=a', 0), 'another route');
+  t.notOk(mayStartHead('POST /', 0), 'another method');
+  t.notOk(mayStartHead('GET /sites/suggest?' + 'a'.repeat(MAX_HEAD_BYTES), 0), 'over the limit');
+  t.ok(mayStartHead('xxGET /si', 2), 'from an offset');
 });
