@@ -270,10 +270,12 @@ class FrontConnection {
       });
       if (!taken || failed) return this.handOver(buf.subarray(start));
       pos = head.end;
-      if (head.close) return;
       if (!res.headersSent) {
-        // A search runs: later bytes wait for its answer (FrontResponse.end → written()).
+        // A search runs: later bytes wait for its answer (FrontResponse.end → write()). After
+        // a request that asked to close there is nothing more to read (write() ends the
+        // connection), unless its search fails and node:http gets it.
         this.busy = true;
+        if (head.close) return;
         this.resume = () => {
           this.busy = false;
           const rest = buf.subarray(pos);
@@ -286,6 +288,7 @@ class FrontConnection {
         };
         return;
       }
+      if (head.close) return;
     }
   }
 

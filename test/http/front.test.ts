@@ -196,6 +196,12 @@ t.test('front: a search that fails hands the request over, and the chain renders
   t.match(responses[1], /^HTTP\/1\.1 200 /, 'then the next request');
   t.equal(bodyOf(responses[1]!).query, 'g');
   t.equal(fr.front.handedOver, before + 1);
+  // The same with `Connection: close`: the chain's error, then the connection closes.
+  const closing = await converse(fr.port, [`GET ${q('zzzmiss2')} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`], 2);
+  t.equal(closing.responses.length, 1);
+  t.match(closing.responses[0], /^HTTP\/1\.1 500 [^]*Connection: close\r\n/, 'the chain\'s error, closing');
+  t.equal(closing.closed, true, 'closed');
+  t.equal(fr.front.handedOver, before + 2);
 });
 
 t.test('front: a client gone during its search, timeouts and shutdown', async (t) => {
