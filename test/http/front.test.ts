@@ -65,6 +65,26 @@ async function setup(t: Test): Promise<{ s: TestServer; ref: { port: number }; f
   return { s, ref, fr, app };
 }
 
+/** Holds every search of `s` until `release()`; `hold()` closes the gate again. Undone at the end of `t`. */
+function gateSearches(t: Test, s: TestServer): { release: () => void; hold: () => void } {
+  const searcher = s.services.searcher;
+  const run = searcher.run.bind(searcher);
+  let open!: () => void;
+  let gate!: Promise<void>;
+  const hold = () => {
+    gate = new Promise<void>((r) => (open = r));
+  };
+  hold();
+  searcher.run = (async (...args: Parameters<typeof run>) => {
+    await gate;
+    return run(...args);
+  }) as typeof searcher.run;
+  t.teardown(() => {
+    searcher.run = run;
+  });
+  return { release: () => open(), hold };
+}
+
 const q = (query: string, extra = '') => `/sites/suggest?site=default&query=${encodeURIComponent(query)}${extra}`;
 const bodyOf = (r: string) => JSON.parse(r.slice(r.indexOf('\r\n\r\n') + 4)) as { query?: string; code?: string };
 
@@ -102,17 +122,7 @@ t.test('front: pipelined requests keep their order across a search and a hand-ov
 
 t.test('front: bytes that arrive while a search runs wait for it (and pause reading when many)', async (t) => {
   const { s, fr } = await setup(t);
-  const searcher = s.services.searcher;
-  const run = searcher.run.bind(searcher);
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  searcher.run = (async (...args: Parameters<typeof run>) => {
-    await gate;
-    return run(...args);
-  }) as typeof searcher.run;
-  t.teardown(() => {
-    searcher.run = run;
-  });
+  const { release } = gateSearches(t, s);
   // A miss held at the gate, then more than MAX_HEAD_BYTES of stored-answer requests behind it.
   const n = Math.ceil((2 * MAX_HEAD_BYTES) / keepAlive(q('g')).length);
   const sock = net.connect(fr.port, '127.0.0.1');
@@ -206,17 +216,7 @@ t.test('front: a search that fails hands the request over, and the chain renders
 
 t.test('front: a client gone during its search, timeouts and shutdown', async (t) => {
   const { s, fr } = await setup(t);
-  const searcher = s.services.searcher;
-  const run = searcher.run.bind(searcher);
-  let release!: () => void;
-  let gate = new Promise<void>((r) => (release = r));
-  searcher.run = (async (...args: Parameters<typeof run>) => {
-    await gate;
-    return run(...args);
-  }) as typeof searcher.run;
-  t.teardown(() => {
-    searcher.run = run;
-  });
+  const gate = gateSearches(t, s);
   // Gone during the search: nothing breaks, the next connection is answered.
   const sock = net.connect(fr.port, '127.0.0.1');
   await new Promise((r) => sock.once('connect', r));
@@ -224,7 +224,7 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   await new Promise((r) => setTimeout(r, 50));
   sock.destroy();
   await new Promise((r) => setTimeout(r, 50));
-  release();
+  gate.release();
   const after = await converse(fr.port, [keepAlive(q('gone'))], 1);
   t.match(after.responses[0], /^HTTP\/1\.1 200 /, 'the server answers on');
 
@@ -247,7 +247,7 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   fr.server.keepAliveTimeout = 5_000;
 
   // Shutdown: an idle connection closes at once, a busy one after its answer.
-  gate = new Promise<void>((r) => (release = r));
+  gate.hold();
   const idle = net.connect(fr.port, '127.0.0.1');
   const busy = net.connect(fr.port, '127.0.0.1');
   const busyGot: Buffer[] = [];
@@ -261,7 +261,7 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   fr.front.closeIdle();
   await idleClosed;
   t.pass('the idle connection closed');
-  release();
+  gate.release();
   await busyClosed;
   t.match(Buffer.concat(busyGot).toString(), /^HTTP\/1\.1 200 [^]*"query":"shutdown"/, 'the busy one got its answer first');
   t.equal(fr.front.size, 0);
