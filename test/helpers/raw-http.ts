@@ -87,7 +87,7 @@ export function splitResponses(buf: Buffer): { responses: string[]; used: number
  * sent when `after[i]` responses are in, default 0: at once), then resolves the first `n`
  * responses (and whether the server closed the connection by then).
  */
-export function converse(port: number, parts: string[], n: number, after: number[] = []): Promise<{ responses: string[]; closed: boolean }> {
+export function converse(port: number, parts: Array<string | Buffer>, n: number, after: number[] = []): Promise<{ responses: string[]; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
     let buf = Buffer.alloc(0);

@@ -336,3 +336,41 @@ t.test('mayStartHead: what the front keeps of a cut head', async (t) => {
   t.notOk(mayStartHead('GET /sites/suggest?' + 'a'.repeat(MAX_HEAD_BYTES), 0), 'over the limit');
   t.ok(mayStartHead('xxGET /si', 2), 'from an offset');
 });
+
+t.test('readHead accepts nothing node:http would read differently (random edits of a request)', async (t) => {
+  // node:http alone (no front), recording what it parsed.
+  const seen: string[] = [];
+  const node = await listen((req, res) => {
+    seen.push(`${req.method} ${req.url} ${req.httpVersion} host=${req.headers.host}`);
+    res.end('ok');
+  });
+  t.teardown(() => node.close());
+  const base = 'GET /sites/suggest?site=a&query=b HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nAccept: */*\r\n\r\n';
+  const pieces = ['\r', '\n', '\r\n', ' ', '\t', ':', '\x00', '\x7f', '\u00e9', 'a', '/', '?', '%', 'Content-Length: 1', 'Transfer-Encoding: chunked', 'Host: y', '\r\n ', 'HTTP/1.1', 'GET '];
+  let seed = 42;
+  const rnd = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  let accepted = 0;
+  for (let i = 0; i < 400; i++) {
+    // One to three edits: insert, delete or replace at random places.
+    let s = base;
+    for (let k = 0, edits = 1 + rnd(3); k < edits; k++) {
+      const at = rnd(s.length);
+      const op = rnd(3);
+      const piece = pieces[rnd(pieces.length)]!;
+      s = op === 0 ? s.slice(0, at) + piece + s.slice(at) : op === 1 ? s.slice(0, at) + s.slice(at + 1 + rnd(4)) : s.slice(0, at) + piece + s.slice(at + 1);
+    }
+    const head = readHead(s, 0);
+    if (head === null) continue;
+    accepted++;
+    seen.length = 0;
+    // The bytes the front read as this latin1 string, up to the end of the head it read.
+    const { responses } = await converse(node.port, [Buffer.from(s.slice(0, head.end), 'latin1')], 1);
+    t.match(responses[0] ?? '', /^HTTP\/1\.1 200 /, `node:http accepts ${JSON.stringify(s.slice(0, head.end))}`);
+    t.equal(seen[0]?.split(' ')[1], head.target, 'and reads the same target');
+    t.equal(seen[0]?.split(' ')[0], 'GET');
+  }
+  t.ok(accepted >= 50, `${accepted} of 400 edited requests read by the front`);
+});
