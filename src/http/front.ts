@@ -31,8 +31,9 @@
  * for a client that does not read them. A server with `maxRequestsPerSocket` set, or closing,
  * hands every new connection over at once.
  * Timeouts as node:http's: `headersTimeout` until the first answer, then the keep-alive
- * timeout (plus node's one-second margin); an idle connection is closed by
- * {@link ConnectionFront.closeIdle} (graceful shutdown), any by {@link ConnectionFront.closeAll}.
+ * timeout (plus node's one-second margin). Graceful shutdown ({@link ConnectionFront.closeIdle})
+ * closes a connection idle after an answer, or after the answer being searched, and hands one
+ * without a whole request yet to node:http; {@link ConnectionFront.closeAll} closes all.
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -367,9 +368,15 @@ class FrontConnection {
     this.socket.destroy();
   }
 
-  /** Shutdown: close now when idle, else after the answer in progress. */
+  /**
+   * Shutdown, as node:http's `closeIdleConnections` treats its own connections: one that has
+   * answered and waits for its next request closes now, one whose answer is being searched
+   * closes after it. One that has not sent a whole request yet is handed to node:http, which
+   * counts a new connection as busy (it may be a request on its way) and answers it.
+   */
   closeIdle(): void {
     if (this.busy) this.closeWhenIdle = true;
+    else if (!this.answered || this.partial !== null) this.handOver(this.partial ?? Buffer.alloc(0));
     else this.destroySoon();
   }
 }
@@ -428,7 +435,7 @@ export class ConnectionFront {
     this.connections.delete(conn);
   }
 
-  /** Graceful shutdown: idle connections close now, busy ones after their answer; new ones go to node:http. */
+  /** Graceful shutdown (see {@link FrontConnection.closeIdle}); new connections go to node:http. */
   closeIdle(): void {
     this.closing = true;
     for (const c of [...this.connections]) c.closeIdle();

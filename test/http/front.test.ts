@@ -246,25 +246,40 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   fr.server.headersTimeout = 30_000;
   fr.server.keepAliveTimeout = 5_000;
 
-  // Shutdown: an idle connection closes at once, a busy one after its answer.
-  gate.hold();
+  // Shutdown, as node:http's closeIdleConnections: a connection idle after an answer closes at
+  // once, a busy one after its answer; one without a request yet goes to node:http (which
+  // counts a new connection as busy), and a request it then sends is answered.
   const idle = net.connect(fr.port, '127.0.0.1');
   const busy = net.connect(fr.port, '127.0.0.1');
+  const fresh = net.connect(fr.port, '127.0.0.1');
   const busyGot: Buffer[] = [];
+  const freshGot: Buffer[] = [];
   busy.on('data', (c: Buffer) => busyGot.push(c));
-  await Promise.all([new Promise((r) => idle.once('connect', r)), new Promise((r) => busy.once('connect', r))]);
+  fresh.on('data', (c: Buffer) => freshGot.push(c));
+  let idleGot = 0;
+  idle.on('data', () => idleGot++);
+  await Promise.all([idle, busy, fresh].map((c) => new Promise((r) => c.once('connect', r))));
+  idle.write(keepAlive(q('wid')));
+  for (let i = 0; i < 200 && idleGot === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  gate.hold();
   busy.write(keepAlive(q('shutdown')));
   await new Promise((r) => setTimeout(r, 50));
   const idleClosed = new Promise((r) => idle.once('close', r));
   const busyClosed = new Promise((r) => busy.once('close', r));
-  t.equal(fr.front.size >= 2, true, 'the front owns both');
+  t.equal(fr.front.size, 3, 'the front owns all three');
+  const handed = fr.front.handedOver;
   fr.front.closeIdle();
+  t.equal(fr.front.handedOver, handed + 1, 'the one without a request goes to node:http');
   await idleClosed;
   t.pass('the idle connection closed');
   gate.release();
   await busyClosed;
   t.match(Buffer.concat(busyGot).toString(), /^HTTP\/1\.1 200 [^]*"query":"shutdown"/, 'the busy one got its answer first');
   t.equal(fr.front.size, 0);
+  fresh.write(keepAlive(q('late')));
+  for (let i = 0; i < 200 && splitResponses(Buffer.concat(freshGot)).responses.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  t.match(splitResponses(Buffer.concat(freshGot)).responses[0], /^HTTP\/1\.1 200 [^]*"query":"late"/, 'node:http answers the request that came after');
+  fresh.destroy();
 });
 
 t.test('startServer serves through the front', async (t) => {
