@@ -218,6 +218,7 @@ class FrontConnection {
   }
 
   private received(chunk: Buffer): void {
+    this.front.reads++;
     // (A partial head is only kept when no search runs: process() returns as it keeps one.)
     if (this.partial !== null) {
       const buf = Buffer.concat([this.partial, chunk]);
@@ -394,6 +395,8 @@ export class ConnectionFront {
   pauses = 0;
   /** Times a connection stopped reading until its answers drained (tests, diagnostics). */
   drainWaits = 0;
+  /** Reads the front took from its connections (tests, diagnostics). */
+  reads = 0;
   private readonly connections = new Set<FrontConnection>();
   private readonly httpListener: (socket: Socket) => void;
   private closing = false;

@@ -65,6 +65,11 @@ async function setup(t: Test): Promise<{ s: TestServer; ref: { port: number }; f
   return { s, ref, fr, app };
 }
 
+/** Resolves once `done()` is true (checked every 10 ms, at most 10 s). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 /** Holds every search of `s` until `release()`; `hold()` closes the gate again. Undone at the end of `t`. */
 function gateSearches(t: Test, s: TestServer): { release: () => void; hold: () => void } {
   const searcher = s.services.searcher;
@@ -129,10 +134,11 @@ t.test('front: bytes that arrive while a search runs wait for it (and pause read
   const got: Buffer[] = [];
   sock.on('data', (c: Buffer) => got.push(c));
   await new Promise((r) => sock.once('connect', r));
+  const reads = fr.front.reads;
   sock.write(keepAlive(q('gadg')));
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => fr.front.reads > reads);
   sock.write(keepAlive(q('g')).repeat(n));
-  await new Promise((r) => setTimeout(r, 100));
+  await until(() => fr.front.pauses > 0);
   t.equal(got.length, 0, 'nothing answered while the first request\'s search waits');
   t.equal(fr.front.pauses, 1, 'reading paused');
   release();
@@ -154,9 +160,12 @@ t.test('front: a head cut by one read is kept, cut by two goes to node:http, as 
     const req = keepAlive(q('widget'));
     let from = 0;
     for (const cut of cuts) {
+      const reads = fr.front.reads;
       sock.write(req.slice(from, cut));
       from = cut;
-      await new Promise((r) => setTimeout(r, 50));
+      // Each part read on its own: the front's read of it, or (node:http alone) 50 ms.
+      if (port === fr.port) await until(() => fr.front.reads > reads);
+      else await new Promise((r) => setTimeout(r, 50));
     }
     sock.write(req.slice(from) + keepAlive(q('widget')));
     for (let i = 0; i < 200 && splitResponses(Buffer.concat(got)).responses.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
@@ -262,8 +271,9 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   idle.write(keepAlive(q('wid')));
   for (let i = 0; i < 200 && idleGot === 0; i++) await new Promise((r) => setTimeout(r, 10));
   gate.hold();
+  const reads = fr.front.reads;
   busy.write(keepAlive(q('shutdown')));
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => fr.front.reads > reads);
   const idleClosed = new Promise((r) => idle.once('close', r));
   const busyClosed = new Promise((r) => busy.once('close', r));
   t.equal(fr.front.size, 3, 'the front owns all three');
@@ -293,10 +303,11 @@ t.test('startServer serves through the front', async (t) => {
   t.equal(s.front.answered, 1, 'answered by the front');
   // Graceful close with a keep-alive connection open (the front ends it).
   const sock = net.connect(Number(url.port), '127.0.0.1');
-  sock.on('data', () => {});
   await new Promise((r) => sock.once('connect', r));
+  let answered = false;
+  sock.on('data', () => (answered = true));
   sock.write(keepAlive(q('wid')));
-  await new Promise((r) => setTimeout(r, 100));
+  await until(() => answered);
   const closed = new Promise((r) => sock.once('close', r));
   await s.close();
   await closed;
