@@ -285,7 +285,12 @@ class FrontConnection {
           this.pending = null;
           const next = more === null ? rest : Buffer.concat([rest, more]);
           if (this.socket.isPaused() && !this.draining) this.socket.resume();
-          if (this.closeWhenIdle) return this.destroySoon();
+          if (this.closeWhenIdle) {
+            // Shutdown: requests sent behind it go to node:http, as they would have been
+            // node:http's own (the client has not ended: bytes can still be put back).
+            if (next.length > 0 && !this.socket.readableEnded) return this.handOver(next);
+            return this.destroySoon();
+          }
           if (next.length > 0) this.process(next);
         };
         return;

@@ -272,10 +272,9 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   for (let i = 0; i < 200 && idleGot === 0; i++) await new Promise((r) => setTimeout(r, 10));
   gate.hold();
   const reads = fr.front.reads;
-  busy.write(keepAlive(q('shutdown')));
+  busy.write(keepAlive(q('shutdown')) + keepAlive(q('behind')));
   await until(() => fr.front.reads > reads);
   const idleClosed = new Promise((r) => idle.once('close', r));
-  const busyClosed = new Promise((r) => busy.once('close', r));
   t.equal(fr.front.size, 3, 'the front owns all three');
   const handed = fr.front.handedOver;
   fr.front.closeIdle();
@@ -283,9 +282,13 @@ t.test('front: a client gone during its search, timeouts and shutdown', async (t
   await idleClosed;
   t.pass('the idle connection closed');
   gate.release();
-  await busyClosed;
+  await until(() => splitResponses(Buffer.concat(busyGot)).responses.length === 2);
+  busy.destroy();
   t.match(Buffer.concat(busyGot).toString(), /^HTTP\/1\.1 200 [^]*"query":"shutdown"/, 'the busy one got its answer first');
   t.equal(fr.front.size, 0);
+  t.equal(fr.front.handedOver, handed + 2, 'the request sent behind the busy one went to node:http');
+  const busyAnswers = splitResponses(Buffer.concat(busyGot)).responses;
+  t.same(busyAnswers.map((r) => bodyOf(r).query), ['shutdown', 'behind'], 'and was answered');
   fresh.write(keepAlive(q('late')));
   for (let i = 0; i < 200 && splitResponses(Buffer.concat(freshGot)).responses.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   t.match(splitResponses(Buffer.concat(freshGot)).responses[0], /^HTTP\/1\.1 200 [^]*"query":"late"/, 'node:http answers the request that came after');
