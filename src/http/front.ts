@@ -58,6 +58,10 @@ const VERSION = ' HTTP/1.1';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A control character node:http's parser rejects in a header value (HTAB is allowed). */
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** Headers that make a request node:http's: a body, a protocol change, an interim answer. */
+const REFUSED_HEADERS = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expect']);
+/** Lengths of the header names {@link readHead} looks at (the others are only validated). */
+const WATCHED_LENGTHS = new Set(['host', 'connection', ...REFUSED_HEADERS].map((n) => n.length));
 /** node:http's margin over the advertised keep-alive timeout (lib/_http_server.js). */
 const KEEP_ALIVE_MARGIN_MS = 1000;
 
@@ -105,30 +109,15 @@ export function readHead(s: string, pos: number): Head | null {
     const name = s.slice(start, colon);
     const value = s.slice(colon + 1, line);
     if (!TOKEN.test(name) || BAD_VALUE.test(value)) return null;
-    switch (name.length) {
-      case 4:
-        if (name.toLowerCase() === 'host') host = true;
-        break;
-      case 6:
-        if (name.toLowerCase() === 'expect') return null;
-        break;
-      case 7:
-        if (name.toLowerCase() === 'upgrade') return null;
-        break;
-      case 10:
-        if (name.toLowerCase() === 'connection') {
-          const v = value.trim().toLowerCase();
-          if (v === 'close') close = true;
-          else if (v !== 'keep-alive') return null;
-        }
-        break;
-      case 14:
-        if (name.toLowerCase() === 'content-length') return null;
-        break;
-      case 17:
-        if (name.toLowerCase() === 'transfer-encoding') return null;
-        break;
-    }
+    // Only names as long as one the front looks at are lower-cased.
+    if (!WATCHED_LENGTHS.has(name.length)) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'host') host = true;
+    else if (lower === 'connection') {
+      const v = value.trim().toLowerCase();
+      if (v === 'close') close = true;
+      else if (v !== 'keep-alive') return null;
+    } else if (REFUSED_HEADERS.has(lower)) return null;
   }
   return host ? { target, close, end: end + 4 } : null;
 }
@@ -164,7 +153,7 @@ class FrontResponse implements LeanResponse {
     let head = 'HTTP/1.1 200 OK\r\n';
     for (let i = 0; i < h.length; i += 2) head += `${h[i]}: ${h[i + 1]}\r\n`;
     head += `Date: ${httpDate()}\r\n`;
-    head += this.close ? 'Connection: close\r\n\r\n' : this.conn.keepAlive;
+    head += this.close ? 'Connection: close\r\n\r\n' : this.conn.front.keepAliveLines();
     this.headersSent = true;
     this.conn.write(head, body, this.close);
   }
@@ -182,7 +171,8 @@ class FrontConnection {
   private gone = false;
   /** Close once the request in progress is answered (client ended, or shutdown). */
   private closeWhenIdle = false;
-  private answered = false;
+  /** The front has answered a request on this connection (its timeout is the keep-alive one). */
+  private hasAnswered = false;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
   private readonly onEnd = () => this.ended();
   private readonly onError = () => this.destroy();
@@ -210,11 +200,6 @@ class FrontConnection {
     socket.on('error', this.onError);
     socket.on('timeout', this.onTimeout);
     socket.on('close', this.onClose);
-  }
-
-  /** `Connection: keep-alive` and node:http's `Keep-Alive` line, then the blank line. */
-  get keepAlive(): string {
-    return this.front.keepAliveLines();
   }
 
   private received(chunk: Buffer): void {
@@ -307,8 +292,8 @@ class FrontConnection {
     // The client went away while its search ran: nothing to write to.
     if (socket.destroyed) return;
     this.front.answered++;
-    if (!this.answered) {
-      this.answered = true;
+    if (!this.hasAnswered) {
+      this.hasAnswered = true;
       socket.setTimeout(this.front.server.keepAliveTimeout + KEEP_ALIVE_MARGIN_MS);
     }
     socket.cork();
@@ -382,7 +367,7 @@ class FrontConnection {
    */
   closeIdle(): void {
     if (this.busy) this.closeWhenIdle = true;
-    else if (!this.answered || this.partial !== null) this.handOver(this.partial ?? Buffer.alloc(0));
+    else if (!this.hasAnswered || this.partial !== null) this.handOver(this.partial ?? Buffer.alloc(0));
     else this.destroySoon();
   }
 }
