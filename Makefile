@@ -16,8 +16,16 @@ setup:
 	@if [ ! -f $(BETTER_SQLITE) ]; then echo "make setup: building better-sqlite3"; npm rebuild better-sqlite3; fi
 	@test -f $(BETTER_SQLITE) || { echo "make setup: better-sqlite3 native module missing after rebuild" >&2; exit 1; }
 
-build: setup
+# Make's own dependency tracking: dist/ is rebuilt only when a source or tsconfig is newer than
+# the stamp, so a second `make start` with nothing changed starts at once.
+BUILD_STAMP := dist/.build-stamp
+TS_SOURCES := $(shell find src workers jobs -name '*.ts' 2>/dev/null)
+
+build: setup $(BUILD_STAMP)
+
+$(BUILD_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json package-lock.json
 	npx tsc -p tsconfig.build.json
+	@touch $@
 
 # Through the launcher (bin/sitesift: glibc malloc settings, then exec node), like the `sitesift` bin.
 start: setup build

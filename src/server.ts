@@ -78,6 +78,20 @@ function processAlive(pid: number): boolean {
 }
 
 /**
+ * The data dir is locked by a live sitesift process. `sitesift serve` prints its message as
+ * one line and exits 1 without a stack: this is an operator's situation, not a bug.
+ */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(`data directory ${dataDir} is in use by another sitesift process (pid ${pid}); stop it or use another SITESIFT_DATA_DIR`);
+    this.name = 'DataDirInUseError';
+  }
+}
+
+/**
  * Takes the data-dir lock (`sitesift.lock` holding the owner's pid) so two servers never
  * open one data dir. A lock whose pid is gone (crash, `kill -9`) is taken over.
  * Returns the release function.
@@ -100,7 +114,7 @@ export function lockDataDir(dataDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(file, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
-        throw new Error(`data directory ${dataDir} is in use by another sitesift process (pid ${pid}); stop it or use another SITESIFT_DATA_DIR`);
+        throw new DataDirInUseError(dataDir, pid);
       }
       unlinkSync(file);
     }

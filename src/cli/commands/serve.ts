@@ -5,7 +5,7 @@
  */
 import { ConfigError, describeSettings, loadConfig } from '../../config.js';
 import { createLogger, SERVER_LOG_BUFFER_MS } from '../../log.js';
-import { startServer } from '../../server.js';
+import { DataDirInUseError, startServer } from '../../server.js';
 import type { CliIO, Command } from '../command.js';
 
 export const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -36,7 +36,9 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
     running = await startServer(config, { log, stdout: io.stdout });
   } catch (err) {
     io.stderr.write(`sitesift: cannot start: ${(err as Error).message}\n`);
-    log.error({ err }, 'start failed');
+    // A data dir in use is the operator's situation (a second `make start`), not a fault: the
+    // one line above says it all; anything else is logged with its stack for a bug report.
+    if (!(err instanceof DataDirInUseError)) log.error({ err }, 'start failed');
     return 1;
   }
   let stopping = false;
