@@ -58,7 +58,7 @@ export const DEFAULT_MAX_DICTIONARY = 50_000;
  * second. Interned per batch, each distinct query was normalised (a regular expression and a
  * lower-cased copy) and entered into two Maps again with every hand-over, and those strings and
  * Maps lived for the second until the hand-over, long enough to be promoted to the old
- * generation: in a profile of the bench server's logging rows (session 10) that per-batch work
+ * generation: in a profile of the bench server's logging rows that per-batch work
  * (`normaliseQuery` 0.64, `internQuery` 0.70 µs per logged request) was a fifth of the main
  * thread's logging code. Remembered here, a query typed before costs one Map lookup of the
  * request's string in any batch.

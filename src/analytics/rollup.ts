@@ -68,8 +68,8 @@ function hourCountStatements(log: SiteQueryLog): { first: Statement; last: State
  * hours). One range count per hour on the `searches_at` index (at, results, …), from the hour
  * of the range's first row to that of its last, not one `GROUP BY at / HOUR_MS` over the
  * range: SQLite cannot tell that the hour expression follows the index order and sorted every
- * row first. Session 12: the recount of a 1,000,000-entry backfill blocked the main thread for
- * ≈ 160–190 ms that way.
+ * row first. The recount of a 1,000,000-entry backfill blocked the main
+ * thread for ≈ 160–190 ms that way.
  */
 export function rawHourCounts(log: SiteQueryLog, from: number, to: number): Array<[number, number, number]> {
   const out: Array<[number, number, number]> = [];

@@ -52,8 +52,8 @@ const SITE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * at the traffic one process serves the timer (every second), not the queue length, decides
  * the hand-over. Why not the 1,000 of before: every hand-over costs the main thread one
  * suggestion-index update per distinct query of the batch and the writer thread one commit, and
- * a larger batch repeats its queries more (session 8, in process, 20,000 searches over 1,260
- * queries: 3.5–4.3 → 1.6–2.8 µs of main thread per logged search). The crash-loss bound is the
+ * a larger batch repeats its queries more (in process, 20,000 searches over 1,260 queries:
+ * 3.5–4.3 → 1.6–2.8 µs of main thread per logged search). The crash-loss bound is the
  * timer's period either way.
  */
 export const DEFAULT_MAX_BATCH = 10_000;
