@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_SEARCH_MEMORY_MB } from './search/budgets.js';
+import { DEFAULT_SEARCH_MEMORY_MB } from './index/budgets.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];

@@ -6,7 +6,7 @@
  * {@link SearchThreadState} keeps readers, their caches and the settings warm between requests.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { setSearchMemoryMb } from '../src/search/budgets.js';
+import { setSearchMemoryMb } from '../src/index/budgets.js';
 import { IDLE_SNAPSHOT_MS, SearchThreadState, type SearchRequest } from '../src/search/remote.js';
 
 // Engine cache memory of this thread (SITESIFT_SEARCH_MEMORY_MB, sent by the executor).

@@ -6,8 +6,8 @@
  */
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
-import { words } from '../search/analyze.js';
-import { engineCacheBudget, engineCacheUsed } from '../search/budgets.js';
+import { words } from '../text/index.js';
+import { engineCacheBudget, engineCacheUsed } from './budgets.js';
 import { NFIELDS, SCAN_CACHE_KB, infoFrom, titleWithoutNumbering, decodePostings, type Postings, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
@@ -55,7 +55,7 @@ interface PostingsEntry {
 const postingsClock = new Set<PostingsEntry>();
 
 function evictPostings(): void {
-  // Budget of decoded postings, all segments of all projects together (per thread; src/search/budgets.ts).
+  // Budget of decoded postings, all segments of all projects together (per thread; src/index/budgets.ts).
   const target = engineCacheBudget.postings - engineCacheBudget.postings / 8;
   for (const e of postingsClock) {
     if (engineCacheUsed.postings <= target) break;

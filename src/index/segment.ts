@@ -23,7 +23,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
-import { words, urlWords, stemEn, urlCompounds, analyzeText, alnumParts } from '../search/analyze.js';
+import { words, urlWords, stemEn, urlCompounds, analyzeText, alnumParts } from '../text/index.js';
 
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;

@@ -13,4 +13,3 @@ export { indexStatus, indexedContent, parseStatusFilter, toIndexedPage } from '.
 export type { ContentQuery, ContentPage, IndexedPage, IndexStatusReport } from './reports.js';
 export { runImport, formatSummary, listInputFiles, readEntries, inputSize, withBaseUrl, ImportAborted } from './bulk-import.js';
 export type { ImportOptions, ImportSummary, ImportEntry, Rejection } from './bulk-import.js';
-export { ISO_639_1 } from './languages.js';

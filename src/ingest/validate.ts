@@ -29,7 +29,7 @@
  */
 import { AppError, type EntryError } from '../errors.js';
 import { DOCUMENT_TYPES, type DataPoint, type DocSource, type DocumentType, type FilterValue, type PageDoc, type Settings } from '../types.js';
-import { ISO_639_1 } from './languages.js';
+import { ISO_639_1 } from '../text/index.js';
 import { normalizeUrl } from '../url.js';
 
 /** Largest number of entries in one `pagesJson` batch (seed 8). */

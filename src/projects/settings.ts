@@ -8,7 +8,7 @@
  */
 import cron from 'node-cron';
 import { AppError } from '../errors.js';
-import { ISO_639_1 } from '../ingest/languages.js';
+import { ISO_639_1 } from '../text/index.js';
 import type {
   AnalyticsSettings,
   CrawlerSettings,

@@ -14,10 +14,9 @@
 import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
 import { NFIELDS, hashWord, type Postings } from '../index/segment.js';
 import type { FieldWeights, FilterDefinition, SearchSettings } from '../types.js';
-import { isEnglishStopWord, stem as stemWord, words as analyse } from './analyze.js';
+import { engineCacheBudget, engineCacheUsed } from '../index/budgets.js';
+import { inCodeUnitOrder, isEnglishStopWord, sortedWithPrefix, stem as stemWord, typoBudget, Vocabulary, words as analyse, type FuzzyMatch } from '../text/index.js';
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
-import { typoBudget, Vocabulary, type FuzzyMatch } from './typo.js';
-import { engineCacheBudget, engineCacheUsed } from './budgets.js';
 import { type ActiveFilter, Facet, passes, sortKey, compareKeys, type SortKey } from './filters.js';
 
 export interface SearchRequest {
@@ -143,26 +142,7 @@ export function termsWithPrefix(seg: LiveSegment, prefix: string, limit: number)
   if (fromTrie) return fromTrie;
   let terms = sortedTerms.get(seg.reader);
   if (!terms) sortedTerms.set(seg.reader, (terms = inCodeUnitOrder(seg.reader.terms())));
-  let lo = 0;
-  let hi = terms.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (terms[m]! < prefix) lo = m + 1;
-    else hi = m;
-  }
-  const out: string[] = [];
-  for (let i = lo; i < terms.length && out.length < limit && terms[i]!.startsWith(prefix); i++) out.push(terms[i]!);
-  return out;
-}
-
-/**
- * `terms` itself when it is already in UTF-16 code-unit order (a segment's vocabulary comes in
- * code-point order, which differs only where astral characters meet U+E000–U+FFFF), else a
- * sorted copy: no second array per segment and search thread in the usual case.
- */
-export function inCodeUnitOrder(terms: readonly string[]): readonly string[] {
-  for (let i = 1; i < terms.length; i++) if (terms[i - 1]! > terms[i]!) return [...terms].sort();
-  return terms;
+  return sortedWithPrefix(terms, prefix, limit);
 }
 
 export function groupName(g: string): string {
@@ -408,7 +388,7 @@ function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
     },
     set(term, p, imp) {
       const bytes = imp.byteLength + p.ids.byteLength + p.tfs.byteLength + 2 * term.length + 128;
-      // Budget: all segments of this thread (src/search/budgets.ts); one list may take an eighth.
+      // Budget: all segments of this thread (src/index/budgets.ts); one list may take an eighth.
       if (bytes > engineCacheBudget.impacts / 8) return;
       const old = m.get(term);
       if (old) {

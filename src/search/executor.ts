@@ -11,7 +11,7 @@ import type { IndexSnapshot } from '../index/contract.js';
 import { startThread } from '../pool.js';
 import type { Settings } from '../types.js';
 import { SearchCache } from './cache.js';
-import { DEFAULT_SEARCH_MEMORY_MB, setSearchMemoryMb } from './budgets.js';
+import { DEFAULT_SEARCH_MEMORY_MB, setSearchMemoryMb } from '../index/budgets.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './service.js';
 import { objectId } from './object-id.js';
@@ -106,7 +106,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
   private broken: Error | null = null;
   private drained: (() => void) | null = null;
 
-  /** `searchMemoryMb`: each thread's engine cache memory (src/search/budgets.ts). */
+  /** `searchMemoryMb`: each thread's engine cache memory (src/index/budgets.ts). */
   constructor(
     readonly threads: number,
     private readonly searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB,

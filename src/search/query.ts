@@ -2,7 +2,7 @@
  * Query parsing (main thread, pure): splits a raw query into words that must match, quoted
  * phrases and excluded words. `*` alone browses everything.
  */
-import { words } from './analyze.js';
+import { words } from '../text/index.js';
 
 /** One word of the query that documents must match (after expansion). */
 export interface QueryWord {

@@ -11,7 +11,7 @@ import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
-import { engineCacheBudget, engineCacheUsed } from './budgets.js';
+import { engineCacheBudget, engineCacheUsed } from '../index/budgets.js';
 
 export interface SearchParams {
   query: string;
@@ -143,7 +143,7 @@ function cardOf(h: Hit, withContent: boolean): ResultCard {
   m.set(key, entry);
   cardClock.add(entry);
   engineCacheUsed.cards += bytes;
-  // Budget per thread: src/search/budgets.ts (~110 MB by this estimate for the top 10 of the
+  // Budget per thread: src/index/budgets.ts (~110 MB by this estimate for the top 10 of the
   // 799 corpus queries at ~100k pages).
   if (engineCacheUsed.cards > engineCacheBudget.cards) {
     // Evict in batches down to 7/8 of the budget; recently used cards get a second chance.

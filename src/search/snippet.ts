@@ -3,7 +3,7 @@
  * `includeContent`). All text leaving here is HTML-escaped when highlighting is on; matched
  * words are wrapped in `<mark>`.
  */
-import { fold } from './analyze.js';
+import { fold } from '../text/index.js';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const NEEDS_ESCAPE = /[&<>"']/;

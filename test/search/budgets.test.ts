@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DEFAULT_SEARCH_MEMORY_MB, engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/search/budgets.js';
+import { DEFAULT_SEARCH_MEMORY_MB, engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/index/budgets.js';
 import { search, type SearchParams } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';

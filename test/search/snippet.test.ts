@@ -1,6 +1,6 @@
 import t from 'tap';
 import { highlight, snippet } from '../../src/search/snippet.js';
-import { fold } from '../../src/search/analyze.js';
+import { fold } from '../../src/text/index.js';
 
 // The matcher before the character scan: one case-insensitive regex of the matched ASCII words
 // as whole words (any non-ASCII code unit counts as a word character), then folded lookups of

@@ -1,29 +1,15 @@
 import t from 'tap';
 import winkNLP from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
-import { isEnglishStopWord, stemEn } from '../../src/search/analyze.js';
-import { ENGLISH_STOP_WORDS } from '../../src/search/stop-words-en.js';
+import { stem, stemEn } from '../../src/text/index.js';
 
-// The analyser uses wink-nlp's stemmer file and an extracted copy of wink-nlp's stop-word list,
-// so that threads need not load the whole language model. These tests recompute both through
-// wink-nlp's own API and compare, so a model upgrade that changes either fails here.
+// The analyser calls wink-nlp's stemmer file directly, so that threads need not load the whole
+// language model. This test stems through wink-nlp's own API and compares, so a model upgrade
+// that changes the stemmer fails here.
 const nlp = winkNLP(model, []);
 const its = nlp.its;
 const lexicon = (model as unknown as { core(): { features: { lexeme: { list: string[] } } } })
   .core().features.lexeme.list.filter((w) => /^[a-z0-9]+$/.test(w));
-
-t.test('stop words are exactly wink-nlp\'s over its whole lexicon', async (t) => {
-  const fromWink = lexicon.filter((w) => {
-    const flags = nlp.readDoc(w).tokens().out(its.stopWordFlag) as boolean[];
-    return flags.length === 1 && flags[0] === true;
-  });
-  t.ok(fromWink.length > 200, `wink-nlp flags ${fromWink.length} stop words`);
-  t.same([...ENGLISH_STOP_WORDS].sort(), [...new Set(fromWink)].sort());
-  const wrong = lexicon.filter((w) => isEnglishStopWord(w) !== fromWink.includes(w));
-  t.same(wrong, []);
-  t.equal(isEnglishStopWord('the'), true);
-  t.equal(isEnglishStopWord('postgresql'), false);
-});
 
 t.test('stems are wink-nlp\'s its.stem for every lexicon word', async (t) => {
   const words = lexicon.filter((w) => /^[a-z]{3,}$/.test(w));
@@ -48,4 +34,12 @@ t.test('stems are wink-nlp\'s its.stem for every lexicon word', async (t) => {
   // Digits and very short words are kept as they are.
   t.equal(stemEn('utf8'), 'utf8');
   t.equal(stemEn('as'), 'as');
+});
+
+t.test('stemming by language', async (t) => {
+  t.equal(stemEn('tables'), 'tabl');
+  t.equal(stemEn('table'), 'tabl');
+  t.equal(stemEn('15'), '15', 'numbers are not stemmed');
+  t.equal(stem('tables', 'en'), 'tabl');
+  t.equal(stem('tables', 'de'), 'tables', 'no stemmer: the word itself');
 });

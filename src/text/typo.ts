@@ -219,11 +219,43 @@ function isLowSurrogate(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff;
 }
 
-/** Edit budget for a word of `len` characters under a tolerance setting. */
+/**
+ * Edit budget for a word of `len` characters under a tolerance setting.
+ *
+ * @example typoBudget(8, 'default') // 2
+ */
 export function typoBudget(len: number, tolerance: 'default' | 'strict' | 'off'): number {
   if (tolerance === 'off') return 0;
   if (tolerance === 'strict') return len >= 6 ? 1 : 0;
   if (len >= 8) return 2;
   if (len >= 4) return 1;
   return 0;
+}
+
+/**
+ * `terms` itself when it is already in UTF-16 code-unit order (a segment's vocabulary comes in
+ * code-point order, which differs only where astral characters meet U+E000–U+FFFF), else a
+ * sorted copy: no second array per segment and search thread in the usual case.
+ */
+export function inCodeUnitOrder(terms: readonly string[]): readonly string[] {
+  for (let i = 1; i < terms.length; i++) if (terms[i - 1]! > terms[i]!) return [...terms].sort();
+  return terms;
+}
+
+/**
+ * The first `limit` words of `sorted` (in code-unit order, see {@link inCodeUnitOrder}) that
+ * start with `prefix`, by binary search: the answer of {@link Vocabulary.withPrefix} where the
+ * trie cannot give one.
+ */
+export function sortedWithPrefix(sorted: readonly string[], prefix: string, limit: number): string[] {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (sorted[m]! < prefix) lo = m + 1;
+    else hi = m;
+  }
+  const out: string[] = [];
+  for (let i = lo; i < sorted.length && out.length < limit && sorted[i]!.startsWith(prefix); i++) out.push(sorted[i]!);
+  return out;
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { Vocabulary, trieNodeBound } from '../../src/search/typo.js';
+import { inCodeUnitOrder, sortedWithPrefix, trieNodeBound, typoBudget, Vocabulary } from '../../src/text/index.js';
 
 /** Trie nodes by brute force: the root plus every distinct non-empty code-point prefix. */
 function distinctPrefixes(terms: readonly string[]): number {
@@ -72,7 +72,6 @@ t.test('astral words: a shared high surrogate is not a shared code point', async
 });
 
 t.test('prefix listing keeps a vocabulary already in code-unit order, sorts a copy otherwise', async (t) => {
-  const { inCodeUnitOrder } = await import('../../src/search/engine.js');
   const ascii = ['a', 'ab', 'abc', 'b', 'table', 'tables'];
   t.equal(inCodeUnitOrder(ascii), ascii, 'the same array, no copy');
   // Code-point order puts U+FF46 before U+1D4B3; UTF-16 code-unit order (0xD835…) the other way round.
@@ -123,4 +122,35 @@ t.test('the trie keeps no word list: matches are spelled from the trie', async (
   t.same(v.withPrefix('ta', 60), prefixed);
   t.same(fuzzyAll(v, '𝒳rat', 1, false), ['𝒳ray:1'], 'astral words spelled whole');
   t.same(fuzzyAll(v, 'tabel', 1, false), ['table:1'], 'a match with its distance');
+});
+
+t.test('typo budget by word length', async (t) => {
+  const cases: Array<[number, 'default' | 'strict' | 'off', number]> = [
+    [3, 'default', 0], [4, 'default', 1], [7, 'default', 1], [8, 'default', 2], [12, 'default', 2],
+    [5, 'strict', 0], [6, 'strict', 1], [9, 'strict', 1], [9, 'off', 0],
+  ];
+  for (const [len, tol, want] of cases) t.equal(typoBudget(len, tol), want, `${len} letters, ${tol}`);
+});
+
+t.test('fuzzy vocabulary (Damerau)', async (t) => {
+  const v = new Vocabulary(['table', 'tables', 'cable', 'stable', 'vacuum', 'the', 'postgresql', 'postgres', 'trigger']);
+  const f = (w: string, d: number, prefix = false) => v.fuzzy(w, d, prefix).map((m) => `${m.term}:${m.distance}`).sort();
+  t.same(f('tabel', 1), ['table:1'], 'transposition is one edit');
+  t.same(f('tble', 1), ['table:1'], 'deletion');
+  t.same(f('tablle', 1), ['table:1'], 'insertion');
+  t.same(f('tablws', 1), ['tables:1'], 'substitution');
+  t.same(f('cable', 1), ['cable:0', 'table:1'].filter((x) => x.startsWith('cable')), 'first letter must match');
+  t.same(f('vacum', 1), ['vacuum:1']);
+  t.same(f('postgrsql', 2), ['postgresql:1']);
+  t.same(f('postgrs', 2), ['postgres:1', 'postgresql:2'].slice(0, 1), 'a 7-letter word within 2 of postgres only');
+  t.same(f('teh', 1), ['the:1'], 'transposed first two letters');
+  t.same(f('trigr', 1, true).includes('trigger:1'), true, 'prefix with a typo');
+});
+
+t.test('prefix listing from a sorted word list, where the trie cannot answer', async (t) => {
+  const terms = [...WORDS, 'ｆａ', '𝒳', '𝒳a', 'a\ud835b', 'ta', 'tabl', 'tablet', 'z'];
+  const sorted = inCodeUnitOrder(codePointSort([...new Set(terms)]));
+  for (const prefix of ['', 't', 'tab', 'table', '𝒳', 'a\ud835', 'zz']) {
+    for (const limit of [0, 1, 3, 60]) t.same(sortedWithPrefix(sorted, prefix, limit), prefixedReference(terms, prefix, limit), `"${prefix}" / ${limit}`);
+  }
 });

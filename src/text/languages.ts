@@ -1,7 +1,8 @@
 /**
  * ISO 639-1 language codes with their English names (generated from the Debian iso-codes
  * ISO 639-2 table: entries that have an alpha-2 code; short forms such as "Greek" added for
- * "Greek, Modern (1453-)"). Pure data, read by document validation to accept either form.
+ * "Greek, Modern (1453-)"). Pure data, read by document validation and project settings to
+ * accept either a code or a name.
  */
 export const ISO_639_1: ReadonlyArray<readonly [code: string, names: readonly string[]]> = [
   ["aa", ["Afar"]],

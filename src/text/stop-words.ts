@@ -1,8 +1,11 @@
 /**
- * wink-nlp's English stop words (the lexemes of wink-eng-lite-web-model whose `its.stopWordFlag`
- * is true), as folded words. Extracted once so that no thread has to load the language model
- * for them; test/search/analyze.test.ts recomputes the list from wink-nlp and compares.
+ * Stop words: wink-nlp's English list (the lexemes of wink-eng-lite-web-model whose
+ * `its.stopWordFlag` is true), as folded words. Kept here as data so that no thread has to load
+ * the language model for them; test/text/stop-words.test.ts recomputes the list from wink-nlp
+ * and compares.
  */
+
+/** wink-nlp's English stop words, folded. */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
   'a', 'about', 'above', 'abt', 'across', 'after', 'afterwards', 'again', 'against', 'all', 'almost',
   'alone', 'along', 'already', 'also', 'although', 'always', 'am', 'among', 'amongst', 'amount',
@@ -35,3 +38,12 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
   'whose', 'why', 'will', 'with', 'within', 'without', 'would', 'woz', 'wtv', 'yet', 'you', 'your',
   'yours', 'yourself', 'yourselves',
 ]);
+
+/**
+ * Whether `word` (folded) is an English stop word (wink-nlp's list).
+ *
+ * @example isEnglishStopWord('the') // true
+ */
+export function isEnglishStopWord(word: string): boolean {
+  return ENGLISH_STOP_WORDS.has(word);
+}

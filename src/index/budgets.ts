@@ -1,15 +1,16 @@
 /**
- * Memory of the search engine's caches, per thread that searches (each search thread, or the
- * main thread with `SITESIFT_SEARCH_THREADS=0`): decoded postings (src/index/segment-reader.ts),
- * BM25F values of whole postings lists (engine.ts) and result cards (service.ts). Each cache is
- * byte-bounded and evicts by CLOCK; this module holds their budgets and what they count as used,
- * so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/config.ts) sizes all three and tests can see
- * the bounds hold.
+ * Memory of the caches of each thread that searches (each search thread, or the main thread
+ * with `SITESIFT_SEARCH_THREADS=0`): decoded postings (src/index/segment-reader.ts), BM25F
+ * values of whole postings lists (src/search/engine.ts) and result cards (src/search/service.ts).
+ * Each cache is byte-bounded and evicts by CLOCK; this module holds their budgets and what they
+ * count as used, so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/config.ts) sizes all three and
+ * tests can see the bounds hold. It lives in src/index because the lowest of those caches (the
+ * decoded postings) does: src/search and src/config.ts read it from below.
  *
  * The budgets are ceilings, not reservations: a small site never fills them. The default is
- * sized for ~100k pages (docs/SEARCH.md §14): the 799 corpus queries over 100,534 pages touch
- * ~207 MB of decoded postings, and with 64/48/48 MB every rotation decoded and rescored most
- * lists again (13–16 against 4–6 ms of CPU per query).
+ * sized for ~100k pages (docs/SEARCH.md §14): a realistic query mix over 100k pages touches
+ * ~207 MB of decoded postings, and smaller budgets make each rotation of the mix decode and
+ * rescore most lists again.
  */
 
 /** Default engine cache memory per searching thread, MiB (256 postings + 512 BM25F + 160 cards). */

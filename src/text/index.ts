@@ -1,0 +1,17 @@
+/**
+ * Text analysis, the ground floor: what turns text into the words an index holds and a query
+ * looks up. Folding (NFKC, case, diacritics), tokenising (words, compounds, URL words),
+ * stemming, stop words, typo matching over a vocabulary, and the ISO 639-1 language table.
+ * Segment builds (src/index) and query handling (src/search) both import it, so a page and a
+ * query are analysed by the same code. Imports no other src folder.
+ *
+ * @example
+ * import { words, stem } from '../text/index.js';
+ * words('Créate TABLE').map((w) => stem(w, 'en')); // ['creat', 'tabl']
+ */
+export { fold } from './fold.js';
+export { words, analyzeText, alnumParts, compounds, urlCompounds, urlWords } from './tokenize.js';
+export { stem, stemEn, hasStemmer } from './stem.js';
+export { ENGLISH_STOP_WORDS, isEnglishStopWord } from './stop-words.js';
+export { Vocabulary, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefix, type FuzzyMatch } from './typo.js';
+export { ISO_639_1 } from './languages.js';

@@ -1,0 +1,98 @@
+/**
+ * Tokenising: the folded words of a text, and the compounds indexed beside them (identifiers
+ * and hyphenated words joined, letter and digit runs of mixed words, URL path segments). Shared
+ * by segment builds (pool workers) and query parsing; pure functions, safe in any thread.
+ */
+import { fold, isPlain } from './fold.js';
+
+const WORD_RE = /[\p{L}\p{N}]+/gu;
+const ASCII_WORD_RE = /[a-z0-9]+/g;
+const MIXED_RE = /[a-z][0-9]|[0-9][a-z]/;
+const ALNUM_PART_RE = /[a-z]+|[0-9]+/g;
+const ASCII_COMPOUND_RE = /[a-z0-9]+(?:[_\-.'/:+][a-z0-9]+)+/g;
+const JOINERS_RE = /[_\-.'/:+]/g;
+const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
+
+/**
+ * Folded words of `text`, in order. A word is a maximal run of letters and digits.
+ *
+ * @example words('pg_dump 15.18') // ['pg', 'dump', '15', '18']
+ */
+export function words(text: string): string[] {
+  if (isPlain(text)) return text.toLowerCase().match(ASCII_WORD_RE) ?? [];
+  return fold(text).match(WORD_RE) ?? [];
+}
+
+/**
+ * Words and compounds of `text` in one pass (segment builds: the hot loop of indexing).
+ * Same results as {@link words}, and {@link compounds} plus {@link alnumParts} of each word.
+ */
+export function analyzeText(text: string): { words: string[]; compounds: string[] } {
+  if (!isPlain(text)) {
+    const ws = words(text);
+    return { words: ws, compounds: compounds(text).concat(ws.flatMap(alnumParts)) };
+  }
+  const lower = text.toLowerCase();
+  const c = asciiCompounds(lower, []);
+  const ws = lower.match(ASCII_WORD_RE) ?? [];
+  for (const x of ws) if (MIXED_RE.test(x)) c.push(...alnumParts(x));
+  return { words: ws, compounds: c };
+}
+
+/**
+ * The letter and digit runs of a word that mixes both (`elma04` → `elma`, `04`; `utf8` →
+ * `utf`, `8`), indexed besides the word itself so that either part finds it. [] otherwise.
+ */
+export function alnumParts(word: string): string[] {
+  return MIXED_RE.test(word) ? word.match(ALNUM_PART_RE) ?? [] : [];
+}
+
+/**
+ * Joined words of identifiers and hyphenated words (`pg_proc` → `pgproc`, `e-mail` → `email`),
+ * indexed in addition to their parts so that a query typed either way, or with a typo inside
+ * a short part, still finds them.
+ */
+export function compounds(text: string): string[] {
+  if (isPlain(text)) return asciiCompounds(text.toLowerCase(), []);
+  const out: string[] = [];
+  for (const m of fold(text).matchAll(COMPOUND_RE)) {
+    const parts = m[0].match(WORD_RE);
+    if (parts && parts.length > 1) out.push(parts.join(''));
+  }
+  return out;
+}
+
+/** Appends the compounds of lower-cased plain ASCII `lower` to `out` and returns `out`. */
+function asciiCompounds(lower: string, out: string[]): string[] {
+  for (const m of lower.match(ASCII_COMPOUND_RE) ?? []) out.push(m.replace(JOINERS_RE, ''));
+  return out;
+}
+
+/** Compounds of a URL's path segments, file extensions dropped (`sql-createview.html` → `sqlcreateview`). */
+export function urlCompounds(url: string): string[] {
+  let path = url;
+  try {
+    path = decodeURIComponent(new URL(url).pathname);
+  } catch {
+    // Not a URL: use as is.
+  }
+  return compounds(path.split('/').map((seg) => seg.replace(/\.[a-z0-9]{1,5}$/i, '')).join(' '));
+}
+
+const URL_NOISE = new Set(['http', 'https', 'www', 'html', 'htm', 'php', 'aspx', 'asp', 'jsp', 'index']);
+
+/**
+ * Searchable words of a URL: path and query words, without scheme, host and file extensions.
+ *
+ * @example urlWords('https://www.example.com/docs/sql-createtable.html') // ['docs', 'sql', 'createtable']
+ */
+export function urlWords(url: string): string[] {
+  let path = url;
+  try {
+    const u = new URL(url);
+    path = decodeURIComponent(u.pathname + ' ' + u.search);
+  } catch {
+    // Not a URL (tests, relative paths): index the string as it is.
+  }
+  return words(path).filter((w) => !URL_NOISE.has(w));
+}
