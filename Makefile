@@ -35,7 +35,8 @@ test: setup
 	npx tsc --noEmit -p .
 	npx tap
 
-bench: bench-ingest bench-search bench-suggest bench-crawl
+# Each benchmark rewrites its section of bench/README.md (machine, date, commit, table).
+bench: bench-ingest bench-search bench-suggest bench-crawl relevance
 
 # Ingest: HTTP pagesJson vs raw FTS5 on ../shared/corpus (BENCH_DOCS=100000 by default); the server runs from dist/ like `make start`
 bench-ingest: setup

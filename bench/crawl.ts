@@ -35,6 +35,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { knownItemScores, loadPgDocs, loadPgQueries, SHARED, type KnownItem } from './lib/corpus.js';
 import { processCpuMs, threadCpu } from './lib/proc.js';
+import { markdownTable, writeBenchSection } from './lib/report.js';
 import { call, createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 
 const GOAL_RATIO = 0.3;
@@ -228,9 +229,9 @@ async function main(): Promise<void> {
     );
     console.log(`site: ${htmlFiles.length} HTML files served at ${base}`);
 
-    // ---- wget --mirror: the ceiling. Its rate moves from ≈300 to ≈1,800 pages/s between runs
-    // (host steal, other jobs), more than anything in the crawler; so the ceiling is the median
-    // of three mirrors in this run: two before the crawl and one right after it, bracketing it.
+    // ---- wget --mirror: the ceiling. Its rate moves several-fold between runs with the machine's
+    // other work, more than anything in the crawler; so the ceiling is the median of three
+    // mirrors in this run: two before the crawl and one right after it, bracketing it.
     const wgetRuns: WgetRun[] = [];
     for (let i = 0; i < WGET_RUNS_BEFORE; i++) wgetRuns.push(await runWget(tmp, base, wgetRuns.length));
 
@@ -352,6 +353,31 @@ async function main(): Promise<void> {
     for (const q of worse.slice(0, 10)) console.log(`  worse (${q.kind}) "${q.q}" → ${q.url}: 1/rank ${fmt(crawledRanks.get(q)!)} vs ${fmt(jsonRanks.get(q)!)}`);
     const relevanceOk = mrr(crawledScores, 'all') >= mrr(jsonScores, 'all') - 1e-9;
     console.log(`crawled MRR@10 ${fmt(mrr(crawledScores, 'all'))} vs JSON ${fmt(mrr(jsonScores, 'all'))}: ${relevanceOk ? 'MET' : 'NOT MET'} (crawled ≥ JSON)`);
+
+    const summary = markdownTable(
+      ['measure', 'value'],
+      [
+        ['pages indexed (site: HTML files)', `${status.pages} (${htmlFiles.length})`],
+        ['sitesift crawl, until every page is searchable', `${fmt(crawlSeconds, 2)} s = **${fmt(crawlRate, 1)} pages/s**`],
+        [`wget --mirror, median of ${wgetRuns.length}`, `${fmt(wgetRate, 1)} pages/s (${wgetRuns.map((r) => fmt(r.rate, 1)).join(', ')})`],
+        [`ratio to wget (goal ≥ ${GOAL_RATIO}×)`, `**${fmt(ratio, 2)}×** ${ratio >= GOAL_RATIO ? 'met' : 'not met'}`],
+        ['server CPU per page, all threads', `${fmt((serverCpu * 1000) / status.pages, 2)} ms`],
+        ['by thread, ms per page', Object.entries(byThread).sort((a, b) => b[1] - a[1]).map(([n, sec]) => `${n} ${fmt((sec * 1000) / status.pages, 2)}`).join(', ')],
+        ['server peak RSS', `${peakRss} MB`],
+        ['index status 4XX / 5XX / 8XX / 3XX', `${status['4XX']} / ${status['5XX']} / ${status['8XX']} / ${redirects.json.total ?? 0}`],
+        ['sitemap import 1 / 2: URLs queued (goal: 0 the second time)', `${first.json.queued} / ${second.json.queued} of ${first.json.urls}`],
+        ['known-item MRR@10, crawled vs JSON (goal: crawled ≥ JSON)', `${fmt(mrr(crawledScores, 'all'))} vs ${fmt(mrr(jsonScores, 'all'))} ${relevanceOk ? 'met' : 'not met'}`],
+        ['load average, start → end of the crawl', `${fmt(load0, 1)} → ${fmt(loadEnd, 1)}`],
+      ],
+      ['l', 'r'],
+    );
+    const perKind = markdownTable(
+      ['kind', 'crawled MRR@10 / S@1 / S@10 / zero', 'JSON MRR@10 / S@1 / S@10 / zero'],
+      kinds.map((k) => [k, row(crawledScores.get(k)), row(jsonScores.get(k))]),
+    );
+    writeBenchSection('crawl', `${WORKERS} pool threads, server from ${server.mode === 'dist' ? 'the build (dist/)' : 'the sources (tsx)'}, politeness delays off.\n\n${summary}\n\n${perKind}`, {
+      partial: WORKERS !== '2' || !!(process.env.BENCH_WORKER_NICE || process.env.BENCH_SERVER_NODE_OPTIONS || process.env.BENCH_SERVER_NODE_ARGS),
+    });
 
     Object.assign(results, {
       bench: 'crawl',

@@ -1,6 +1,6 @@
 /**
  * Relevance harness (`make relevance`). A report, not a test: it prints a table a person can
- * read, which goals of issue 3 are met, our worst queries per kind, and one JSON line a script
+ * read, which relevance goals are met, our worst queries per kind, and one JSON line a script
  * can compare. Exits 0 whatever the scores (non-zero only when the harness itself fails).
  *
  * 1. sitesift: a server child process (`node --import tsx src/main.ts`, so the current source
@@ -30,6 +30,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { averagePrecision, CRAN_DEPTH, knownItemScores, loadCranfield, loadPgDocs, loadPgQueries, ndcgAt10, PG_BASE, type KnownItem } from './lib/corpus.js';
 import { Fts5Peer, LunrPeer, MiniSearchPeer, type PeerDoc } from './lib/peers.js';
+import { writeBenchSection } from './lib/report.js';
 import { createProject, indexDocs, ROOT, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 
 const KINDS = ['title', 'typo', 'prefix', 'heading', 'content'] as const;
@@ -37,7 +38,7 @@ type Kind = (typeof KINDS)[number];
 const CRAN_BASE = 'https://cran.test/';
 const SHOW = Number(process.env.RELEVANCE_MISSES ?? 8);
 
-/** Goals of issue 3 (MRR@10 floors per kind; Cranfield nDCG@10 floor). */
+/** Relevance goals: MRR@10 floors per kind, a Cranfield nDCG@10 floor. */
 const GOAL_MRR: Record<Kind, number> = { title: 0.996, typo: 0.95, prefix: 0.95, heading: 0.9, content: 0.95 };
 const GOAL_CRAN_NDCG = 0.42;
 /** Peers measured by the issue's author and not run here (MRR@10 per kind; Cranfield nDCG@10). */
@@ -195,6 +196,8 @@ async function main(): Promise<void> {
   for (const [name, c] of cranRows) lines.push(`| ${name} | ${fmt(c.ndcg)} | ${fmt(c.ndcgJudged)} | ${fmt(c.map)} | ${c.short} |`);
   for (const [name, v] of Object.entries(QUOTED_CRAN_NDCG)) lines.push(`| ${name} | ${fmt(v)} | | | |`);
 
+  const tables = lines.slice();
+
   // ---- goals
   const ourBy = scores.get('sitesift')!;
   const goals: Array<{ goal: string; met: boolean; detail: string }> = [];
@@ -214,8 +217,12 @@ async function main(): Promise<void> {
   const bestCran = cranRivals.reduce((b, r) => (r[1] > b[1] ? r : b));
   goals.push({ goal: `Cranfield nDCG@10 ≥ ${GOAL_CRAN_NDCG}`, met: ourCran >= GOAL_CRAN_NDCG, detail: fmt(ourCran) });
   goals.push({ goal: 'Cranfield: ahead of every peer', met: ourCran > bestCran[1], detail: `${fmt(ourCran)} vs best ${bestCran[0]} ${fmt(bestCran[1])}` });
+  writeBenchSection(
+    'relevance',
+    [...tables, '', `Goals: ${goals.filter((g) => g.met).length} of ${goals.length} met.`, '', ...goals.map((g) => `- ${g.met ? 'met' : '**not met**'}: ${g.goal} — ${g.detail}`)].join('\n'),
+  );
   lines.push('');
-  lines.push(`Goals (issue 3): ${goals.filter((g) => g.met).length} of ${goals.length} met`);
+  lines.push(`Goals: ${goals.filter((g) => g.met).length} of ${goals.length} met`);
   for (const g of goals) lines.push(`  [${g.met ? 'met' : '   '}] ${g.goal.padEnd(34)} ${g.detail}`);
 
   // ---- our worst queries per kind: not in the top 10 first, then deepest rank.

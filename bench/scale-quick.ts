@@ -28,7 +28,7 @@ const batchesOf = (): PageDoc[][] => {
 };
 let t0 = performance.now();
 // KEEP=<dir>: build once into <dir> and reopen it on later runs (a 100k build takes minutes;
-// the documents are then not generated at all, which was a quarter of a profile).
+// the documents are then not generated at all).
 const keep = process.env.KEEP;
 const files = keep && fs.existsSync(keep) ? fs.readdirSync(keep).filter((f) => f.endsWith('.seg')).sort((a, b) => parseInt(a.slice(1)) - parseInt(b.slice(1))).map((f) => path.join(keep, f)) : [];
 const snap = files.length ? snapshotOfFiles(files) : snapshotOf(process.env.ONESEG ? [batchesOf().flat()] : batchesOf(), keep);

@@ -45,16 +45,17 @@ import { loadPgDocs, loadPgQueries, type CorpusDoc } from './lib/corpus.js';
 import { MiniSearchPeer } from './lib/peers.js';
 import { mainThreadCpuMs, processCpuMs } from './lib/proc.js';
 import { call, createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
+import { markdownTable, writeBenchSection } from './lib/report.js';
 import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BIG = Number(process.env.BENCH_DOCS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 3);
-// A cap, not the bound: at ~100k documents one ordered pass alone takes 25-45 s, and a
-// warm-up cut short by time (20 s until session 6) left the rows measuring cache fill.
+// A cap, not the bound: at ~100k documents one ordered pass alone takes 25-45 s, and a warm-up
+// cut short by time would leave the rows measuring cache fill.
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 300);
-// MiniSearch keeps the earlier 20-s warm-up: it has no caches to fill, and at ~100k one ordered
-// pass of its (~0.6 s) searches would take the whole cap.
+// MiniSearch gets a 20-s warm-up: it has no caches to fill, and at ~100k one ordered pass of its
+// (~0.6 s) searches would take the whole cap.
 const PEER_WARMUP_SECONDS = 20;
 const WARMUP_PASSES = Number(process.env.BENCH_WARMUP_PASSES ?? 4);
 const WARMUP_CONCURRENCY = 8;
@@ -360,7 +361,7 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
     notes.push(`${corpus}: sitesift warm-up ${warmNote(warm, paths.length)}`);
     const segmentsBefore = segmentCount(server);
     if (typeof segmentsBefore === 'number' && segmentsBefore > 1 && ix.indexed >= 10_000) {
-      // Requirement 8 of issue 3: a search during a heavy merge keeps its p99 within 2× of idle.
+      // Goal: a search during a heavy merge keeps its p99 within 2× of idle.
       // A full merge of every segment runs in the pool while wrk loads the search route (warm
       // search threads; the merged segment's caches are built by the first searches after it).
       // The idle reference is the same index state (same segments, same warmth) just before.
@@ -505,8 +506,10 @@ async function main(): Promise<void> {
     if (merging && idle) goals.push({ goal: `${corpus}, 8 conn: p99 during a full merge ≤ 2× idle`, met: merging.p99 <= 2 * idle.p99, detail: `${merging.p99.toFixed(2)} vs ${idle.p99.toFixed(2)} ms (${(merging.p99 / idle.p99).toFixed(2)}×)` });
   }
   lines.push('');
-  lines.push(`Goals (issue 3): ${goals.filter((g) => g.met).length} of ${goals.length} met`);
+  lines.push(`Goals: ${goals.filter((g) => g.met).length} of ${goals.length} met`);
   for (const g of goals) lines.push(`  [${g.met ? 'met' : '   '}] ${g.goal.padEnd(60)} ${g.detail}`);
+
+  writeBenchSection('search', searchMarkdown(rows, notes, goals), { partial: onlyLarge || process.env.BENCH_PEERS === '0' || BIG === 0 });
 
   const json = {
     bench: 'search',
@@ -517,6 +520,28 @@ async function main(): Promise<void> {
     goals: Object.fromEntries(goals.map((g) => [g.goal, g.met])),
   };
   process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify(json) + '\n');
+}
+
+/** The bench/README.md section: the table, the run's notes and the goals. */
+function searchMarkdown(rows: Row[], notes: string[], goals: Array<{ goal: string; met: boolean; detail: string }>): string {
+  const fmt = (x: number, d: number) => (Number.isNaN(x) ? '—' : x.toFixed(d));
+  const table = markdownTable(
+    ['corpus', 'docs', 'engine', 'conn', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms/request', 'main thread CPU ms/request', 'errors'],
+    rows.map((r) => [r.corpus, r.docs ? r.docs.toLocaleString('en') : '—', r.engine, String(r.result.connections), r.result.rps.toFixed(0), r.result.p50.toFixed(2), r.result.p99.toFixed(2), fmt(r.cpuMs, 3), fmt(r.mainCpuMs, 3), String(r.result.errors)]),
+    ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+  );
+  const met = goals.filter((g) => g.met).length;
+  return [
+    `wrk, 2 threads, ${SECONDS} s per row, the corpus queries rotating; sitesift with \`${SEARCH_PARAMS}\`.`,
+    '',
+    table,
+    '',
+    ...notes.map((n) => `- ${n}`),
+    '',
+    `Goals: ${met} of ${goals.length} met.`,
+    '',
+    ...goals.map((g) => `- ${g.met ? 'met' : '**not met**'}: ${g.goal} — ${g.detail}`),
+  ].join('\n');
 }
 
 main().catch((err: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * `make bench-suggest` (issue 4): the query log under a realistic load.
+ * `make bench-suggest`: the query log under a realistic load.
  *
  * 1. Generates 1,000,000 synthetic logged searches over the last 365 days from the PostgreSQL
  *    manual (titles, headings, known-item queries, Zipf-distributed, plus a long tail of
@@ -39,6 +39,7 @@ import { QueryLogService } from '../src/analytics/service.js';
 import { loadPgDocs, loadPgQueries } from './lib/corpus.js';
 import { createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 import { mainThreadCpuMs, processCpuMs, threadCpu } from './lib/proc.js';
+import { markdownTable, writeBenchSection } from './lib/report.js';
 import { hasWrk, rotatingScript, runWrk } from './lib/wrk.js';
 
 const TOTAL = Number(process.env.SITESIFT_BENCH_QUERIES ?? 1_000_000);
@@ -320,14 +321,12 @@ let httpResults: Record<string, Load> | null = null;
 /** Log off/on pairs, alternated (off,on / on,off / …) so that drift in the machine's load cancels. */
 const logRounds: Array<{ off: Load; on: Load }> = [];
 // Many short alternated pairs rather than a few long ones: the machine's load drifts over
-// tens of seconds, and a pair of adjacent short rows sees nearly the same load (10 pairs of
-// 4 s still gave medians from -19 % to -3 % in three runs of identical code). The pairs
+// tens of seconds, and a pair of adjacent short rows sees nearly the same load (a few long
+// pairs scatter widely between runs of identical code). The pairs
 // alternate which side runs first, so two consecutive pairs are an ABBA quad (off, on, on,
-// off) whose cost cancels a load that drifts linearly across its four rows: in thirteen
-// earlier runs the throughput of consecutive rows was correlated (lag-1 0.27–0.80, beyond
-// the logging effect), and quads scattered 16–71 % less than single pairs (averaging twice
-// the rows alone would give 29 % less; docs/ANALYTICS.md, session 9), with medians as high.
-// 40 pairs: the goal's median is over 20 quads, as many samples as the 20 pairs before.
+// off) whose cost cancels a load that drifts linearly across its four rows: the throughput of
+// consecutive rows is correlated beyond the logging effect, and quads scatter much less than
+// single pairs, with medians as high. 40 pairs: the goal's median is over 20 quads.
 const ROUNDS = Number(process.env.BENCH_LOG_ROUNDS ?? 40);
 const LOG_SECONDS = Number(process.env.BENCH_LOG_SECONDS ?? 2);
 /** Suggest/search pairs with every request a cache miss, alternated like the logging pairs. */
@@ -512,7 +511,7 @@ if (httpResults) {
       `goal ≤ 10 %; quads ${Math.min(...quads).toFixed(1)} … ${Math.max(...quads).toFixed(1)} %`,
     ]);
   }
-  if (logRounds.length) rows.push(['  the same, median of single pairs (sessions 5–8)', `${med(costs).toFixed(1)} % (median of ${costs.length} pairs)`, `server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
+  if (logRounds.length) rows.push(['  the same, median of single pairs', `${med(costs).toFixed(1)} % (median of ${costs.length} pairs)`, `server CPU per request ${pct(med(cpuCosts))}, main thread ${pct(med(mainCosts))} (medians)`]);
   // All "on" rows against all "off" rows: CPU summed over the rows and divided by their
   // requests, so a row disturbed by other processes weighs no more than its share.
   const pooled = (side: 'on' | 'off', k: 'cpuMs' | 'mainCpuMs') => logRounds.reduce((t, r) => t + r[side][k], 0) / logRounds.reduce((t, r) => t + r[side].requests, 0);
@@ -544,6 +543,14 @@ rows.push(['machine load average (1 min)', os.loadavg()[0]!.toFixed(2), `${os.av
 const w0 = Math.max(...rows.map((x) => x[0].length));
 const w1 = Math.max(...rows.map((x) => x[1].length));
 for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`);
+// Indented labels are details of the row above; the table keeps their indent visible.
+writeBenchSection(
+  'suggest',
+  `${TOTAL.toLocaleString('en')} logged searches over 365 days; HTTP rows at 8 connections.\n\n` +
+    markdownTable(['measure', 'value', 'detail'], rows.map(([a, b, c]) => [a.replace(/^ {2}/, '↳ '), b, c])),
+  // Without the HTTP rows, or with diagnostic rows added, the run is not the current figures.
+  { partial: !WITH_HTTP || DIAG_ROWS || TOTAL !== 1_000_000 },
+);
 console.log(
   'BENCH_SUGGEST ' +
     JSON.stringify({
