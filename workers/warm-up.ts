@@ -30,7 +30,7 @@ import type { PageDoc } from '../src/types.js';
 export interface WarmUpReport {
   /** Fixture pages extracted. */
   pages: number;
-  /** Links the extractor found on them (a sanity check that the fast path ran). */
+  /** Links the extractor found on them (a sanity check that extraction ran). */
   links: number;
   /** Documents written into the fixture segments (then merged once). */
   segmentDocs: number;

@@ -8,7 +8,8 @@ import type { DocumentType } from '../types.js';
 import { cachingResolver, systemResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument } from './extract/documents.js';
-import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag, type PageRules } from './extract/html.js';
+import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag } from './extract/html.js';
+import type { PageRules } from './extract/rules.js';
 import { fetchGuarded, type RedirectHop } from './fetch.js';
 
 /** The pool task input. */

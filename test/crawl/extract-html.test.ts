@@ -1,6 +1,8 @@
 /** Pure helpers of the HTML extractor: section numbers, X-Robots-Tag, Link header, language, data point types. */
 import t from 'tap';
-import { canonicalFromLinkHeader, coerceDataPoint, extractHtml, languageCode, linesOf, parseXRobotsTag, stripSectionNumber } from '../../src/crawl/extract/html.js';
+import { canonicalFromLinkHeader, extractHtml, languageCode, parseXRobotsTag, stripSectionNumber } from '../../src/crawl/extract/html.js';
+import { coerceDataPoint } from '../../src/crawl/extract/rules.js';
+import { linesOf } from '../../src/crawl/extract/whitespace.js';
 
 t.test('stripSectionNumber', async (t) => {
   const cases: Array<[string, string]> = [
@@ -67,30 +69,75 @@ t.test('links resolve against each page (the per-thread link cache keys by base 
   t.same(extractHtml(based, 'http://x.example/a/p.html', null).links, ['http://z.example/base/q.html'], '<base> is the base');
 });
 
-t.test('the streaming extraction (no selectors) equals the tree extraction (selectors)', async (t) => {
-  // A result-group selector that never matches forces the tree path without changing anything.
-  const treeRules = { contentExtraction: [], dataPoints: [], resultGroups: [{ name: 'never', selector: '.never-matches' }], filters: [] };
-  const pages: Array<[string, string]> = [
-    ['no body', '<title>T</title><h1>Head</h1><p>one</p><div>two<br>three</div>'],
-    ['main wins over body', '<html><body><nav>menu</nav><p>outside</p><main><h2>In</h2><p>inside <b>bold</b></p></main></body></html>'],
-    ['main after article', '<body><article><p>art</p></article><main><p>main text</p></main></body>'],
-    ['article', '<body><header><h1>Site</h1></header><article><h1>Story</h1><p>text</p><footer>f</footer></article></body>'],
-    ['role=main', '<body><div role="main"><h3>Role</h3><p>r</p></div><p>rest</p></body>'],
-    ['nested main', '<body><main><p>a</p><main><p>b</p></main></main></body>'],
-    ['excluded inside heading', '<body><h2>Visible <script>x()</script><span>part</span><nav>hidden</nav></h2></body>'],
-    ['h1 with script is the fallback title', '<body><h1>Tit<script>le</script></h1><p>x</p></body>'],
-    ['svg title is not the title', '<body><svg><title>icon</title><a href="/in-svg">s</a></svg><p>text</p></body>'],
-    ['aside navigation', '<body><aside role="navigation"><a href="/n">n</a>nav</aside><aside>side note</aside></body>'],
-    ['unclosed and void', '<body><p>one<p>two<li>three<li>four<hr>five<img src=x>six</body>'],
-    ['nested headings', '<body><h2>outer <h3>inner</h3> tail</h2><p>x</p></body>'],
-    ['entities and pre', '<body><p>a &amp; b &lt;c&gt; &nbsp; d</p><pre>line1\n  line2</pre></body>'],
-    ['links and base', '<head><base href="/docs/"><link rel="canonical" href="c.html"></head><body><a href="a.html">a</a><a rel="nofollow" href="b.html">b</a><area href="../up.html"></body>'],
-    ['metas', '<head><meta name="robots" content="nofollow"><meta property="og:image" content="/i.png"><meta name="description" content=" d "><html lang="de"></head><body>x</body>'],
-    ['text after body', '<html><body><p>in</p></body></html><p>after</p>'],
-  ];
-  for (const [name, html] of pages) {
-    const fast = extractHtml(html, 'http://x.example/p/page.html', null);
-    const tree = extractHtml(html, 'http://x.example/p/page.html', treeRules);
-    t.same(fast, tree, name);
-  }
+t.test('the content region: first main, article, role=main or body; chrome and excluded elements left out', async (t) => {
+  const x = (html: string) => extractHtml(html, 'http://x.example/p/page.html', null);
+  t.equal(x('<title>T</title><h1>Head</h1><p>one</p><div>two<br>three</div>').content, 'Head\none\ntwo\nthree', 'no body: the document without its title');
+  t.equal(x('<html><body><nav>menu</nav><p>outside</p><main><h2>In</h2><p>inside <b>bold</b></p></main></body></html>').content, 'In\ninside bold', 'main wins over body');
+  t.equal(x('<body><article><p>art</p></article><main><p>main text</p></main></body>').content, 'main text', 'main wins over an earlier article');
+  const article = x('<body><header><h1>Site</h1></header><article><h1>Story</h1><p>text</p><footer>f</footer></article></body>');
+  t.equal(article.content, 'Story\ntext', 'article without its footer');
+  t.equal(article.title, 'Site', 'the first h1 of the page is the fallback title, even outside the region');
+  t.same(article.headings, ['Story']);
+  t.equal(x('<body><div role="main"><h3>Role</h3><p>r</p></div><p>rest</p></body>').content, 'Role\nr', 'role=main');
+  const heading = x('<body><h2>Visible <script>x()</script><span>part</span><nav>hidden</nav></h2></body>');
+  t.same([heading.content, heading.headings], ['Visible part', ['Visible part']], 'excluded elements inside a heading');
+  const svg = x('<body><svg><title>icon</title><a href="/in-svg">s</a></svg><p>text</p></body>');
+  t.same([svg.title, svg.content], ['', 'text'], 'an svg title is not the page title');
+  const aside = x('<body><aside role="navigation"><a href="/n">n</a>nav</aside><aside>side note</aside></body>');
+  t.same([aside.content, aside.links], ['side note', ['http://x.example/n']], 'navigation asides are not content, their links are followed');
+});
+
+t.test('head elements: base, canonical, nofollow anchors, robots and other metas', async (t) => {
+  const x = extractHtml('<head><base href="/docs/"><link rel="canonical" href="c.html"></head><body><a href="a.html">a</a><a rel="nofollow" href="b.html">b</a><area href="../up.html"></body>', 'http://x.example/p/page.html', null);
+  t.same(x.links, ['http://x.example/docs/a.html', 'http://x.example/up.html']);
+  t.equal(x.canonical, 'http://x.example/docs/c.html');
+  const m = extractHtml('<head><meta name="robots" content="nofollow"><meta property="og:image" content="/i.png"><meta name="description" content=" d "><html lang="de"></head><body><a href="/x">x</a></body>', 'http://x.example/p/page.html', null);
+  t.same([m.nofollow, m.links, m.imageUrl, m.description, m.language], [true, [], 'http://x.example/i.png', 'd', 'de']);
+});
+
+t.test('Control Panel rules: title and image selectors, include and exclude, data points, filters, groups', async (t) => {
+  const html =
+    '<html><head><title>Page</title><meta name="brand" content="Acme"></head><body><header><span class="price">1.299,50 €</span></header>' +
+    '<div class="product"><h2 class="name">Anchor</h2><img class="hero" src="/a.png"><p>Holds fast.</p><p class="ad">Buy more</p>' +
+    '<span class="tag">steel, galvanised</span></div><main>ignored</main></body></html>';
+  const rules = {
+    contentExtraction: [{ title: 'h2.name', image: 'img.hero', contentInclude: ['.missing', '.product'], contentExclude: ['.ad', '.tag', '['] }],
+    dataPoints: [
+      { key: 'price', selector: '.price', type: 'number' as const, show: true, sortable: true, searchable: false },
+      { key: 'brand', meta: 'brand', type: 'text' as const, show: false, sortable: false, searchable: false },
+      { key: 'tags', selector: '.tag', type: 'text' as const, show: false, sortable: false, searchable: false },
+      { key: 'broken', selector: '[', type: 'text' as const, show: false, sortable: false, searchable: false },
+    ],
+    resultGroups: [{ name: 'Shop', selector: 'div.product' }],
+    filters: [
+      { id: 'fid#1', name: 'Price', type: 'range' as const, dataPoint: 'price' },
+      { id: 'fid#2', name: 'Tags', type: 'multiple' as const, dataPoint: 'tags' },
+    ],
+  };
+  const x = extractHtml(html, 'http://shop.example/p/anchor.html', rules);
+  t.equal(x.title, 'Anchor');
+  t.equal(x.imageUrl, 'http://shop.example/a.png');
+  t.equal(x.content, 'Anchor\nHolds fast.', 'the first matching include, minus the excludes (an invalid one ignored)');
+  t.equal(x.contentGroup, 'Shop');
+  t.same(x.dataPoints, [
+    { key: 'price', value: '1299.5', show: true },
+    { key: 'brand', value: 'Acme', show: false },
+    { key: 'tags', value: 'steel, galvanised', show: false },
+  ], 'read from the whole page; an invalid selector yields nothing');
+  t.same(x.filters, [{ key: 'fid#1', value: 1299.5 }, { key: 'fid#2', value: ['steel', 'galvanised'] }]);
+});
+
+t.test('data points from JSON-LD, @graph members included; broken JSON-LD ignored', async (t) => {
+  const html =
+    '<script type="application/ld+json">{ broken</script>' +
+    '<script type="application/ld+json">{"@graph":[{"@type":"Product","offers":{"price":"19.90"}}]}</script><p>x</p>';
+  const rules = {
+    contentExtraction: [],
+    dataPoints: [{ key: 'price', jsonLd: 'offers.price', type: 'number' as const, show: true, sortable: true, searchable: false }],
+    resultGroups: [{ name: 'Docs', urlPattern: '/docs/*' }],
+    filters: [],
+  };
+  const x = extractHtml(html, 'http://shop.example/p/1', rules);
+  t.same(x.dataPoints, [{ key: 'price', value: '19.9', show: true }]);
+  t.equal(x.contentGroup, '', 'no group matched');
 });
