@@ -4,7 +4,6 @@
  * one file each in `src/cli/commands/`; to add a command, write its file and list it here.
  * Exit codes: 0 success, 1 failure, 2 usage error.
  */
-import './tick-shape.js'; // first: keeps process.nextTick on its fast path (see the module)
 import { pathToFileURL } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { CliError, UsageError, type CliIO, type Command } from './cli/command.js';

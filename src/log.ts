@@ -7,9 +7,8 @@
  *
  * Buffering (`bufferMs` > 0, what the server uses): debug and info lines — the access log, one
  * per request — are collected and written together at most `bufferMs` later (or at 64 KiB),
- * because a synchronous write per line was ≈ 9 % of the main thread's CPU on cached searches
- * (profile of `GET /sites` answered from the answer cache: one `writeSync` per request). A warn
- * or error line writes everything pending and itself at once, in order; so does
+ * because a synchronous write (a system call) per line is a large share of the main thread's
+ * time on a request answered from a cache. A warn or error line writes everything pending and itself at once, in order; so does
  * {@link Logger.flush} (graceful shutdown) and the process's `exit` event. A `kill -9` can
  * lose at most the last `bufferMs` of info lines, never a warning or an error.
  */
@@ -26,13 +25,6 @@ export interface Logger {
   info(fields: object | string, msg?: string): void;
   warn(fields: object | string, msg?: string): void;
   error(fields: object | string, msg?: string): void;
-  /**
-   * The same line as `info(fields, msg)`, given `json`, the caller's `JSON.stringify(fields)`
-   * without its braces (serialised more cheaply by someone who knows the fields' shape: the
-   * access-log line of the lean paths, src/http/lean.ts). Used as it is when no binding of
-   * this logger could change the line, else `fields` takes the general path.
-   */
-  infoJson(fields: object, json: string, msg: string): void;
   /** A logger whose lines all carry `bindings` (e.g. `{reqId}`); it shares this one's buffer. */
   child(bindings: LogFields): Logger;
   /** Writes buffered lines now (no-op when unbuffered or empty). */
@@ -55,12 +47,11 @@ const MAX_PENDING_BYTES = 64 * 1024;
  * Where lines go: straight to the stream, or through a buffer flushed by time, size or urgency.
  *
  * The buffer is a Buffer (memory outside the V8 heap) that each line is encoded into at once,
- * not a string the lines are appended to: an appended line stays reachable until the next
- * write, up to 64 KiB of text plus a cons-string node per line, so every scavenge of the main
- * isolate found ≈ 40–50 KB of them alive and copied them into the old generation (session 7,
- * `--trace-gc-nvp`, cached suggests). Encoded, the line is young garbage like the rest of the
- * request. Each flush hands the whole buffer to the stream (which may keep it: a Writable
- * queues its chunks) and starts a new one.
+ * not a string the lines are appended to: an appended line would stay reachable until the next
+ * write, up to 64 KiB of text plus a cons-string node per line, which every scavenge of the
+ * main isolate would copy and eventually promote to the old generation. Encoded, the line is
+ * young garbage like the rest of the request. Each flush hands the whole buffer to the stream
+ * (which may keep it: a Writable queues its chunks) and starts a new one.
  */
 class LineSink {
   private buf: Buffer | null = null;
@@ -118,11 +109,13 @@ let isoPrefix = '';
 
 /**
  * `new Date(ms).toISOString()` for an integer `ms`: the text of the second before the `.`
- * is formatted once per second and kept, the milliseconds are appended. V8 formats a date
- * through `snprintf`, ≈ 3.5 % of a replayed suggest's main thread in a `perf` profile
- * (session 9), and every access-log line needs the time. The same text for every time value
- * (tests compare it with `toISOString` across second, day and year boundaries and backwards).
- * Main thread (the cache is per isolate).
+ * is formatted once per second and kept, the milliseconds are appended. Why: V8 formats a
+ * date through `snprintf`, a visible share of a cached request's main-thread time, and every
+ * access-log line needs the time. The same text for every time value (tests compare it with
+ * `toISOString` across second, day and year boundaries and backwards). Main thread (the cache
+ * is per isolate).
+ *
+ * @example isoTime(Date.UTC(2024, 0, 2, 3, 4, 5, 6)) // '2024-01-02T03:04:05.006Z'
  */
 export function isoTime(ms: number): string {
   if (!Number.isInteger(ms)) return new Date(ms).toISOString();
@@ -210,7 +203,7 @@ function makeLogger(level: Level | 'silent', sink: LineSink, bindings: LogFields
     const time = isoTime(Date.now());
     let text: string | null = null;
     // Fast path, the same text as `general` (tests compare them): concatenated JSON parts
-    // instead of a merged object (≈ 10 µs per access-log line in a profile of cached requests).
+    // instead of a merged object, the costliest part of an access-log line otherwise.
     const boundPart = bound();
     if (boundPart !== null) {
       try {
@@ -227,26 +220,8 @@ function makeLogger(level: Level | 'silent', sink: LineSink, bindings: LogFields
     text ??= general(lvl, time, fields, msg);
     sink.write(text, RANK[lvl] >= RANK.warn);
   };
-  // The JSON of the last `msg` of infoJson (the access log's is always "request").
-  let lastMsg: string | null = null;
-  let lastMsgJson = '';
-  const infoJson = (fields: object, json: string, msg: string): void => {
-    if (RANK.info < min) return;
-    const boundPart = bound();
-    // Bindings: the general path (they may share a key with the fields, and then the field wins).
-    if (boundPart !== '') {
-      write('info', fields, msg);
-      return;
-    }
-    if (msg !== lastMsg) {
-      lastMsg = msg;
-      lastMsgJson = JSON.stringify(msg);
-    }
-    sink.write(`{"level":"info","time":"${isoTime(Date.now())}"${json ? `,${json}` : ''},"msg":${lastMsgJson}}`, false);
-  };
   return {
     level,
-    infoJson,
     debug: (f, m) => write('debug', f, m),
     info: (f, m) => write('info', f, m),
     warn: (f, m) => write('warn', f, m),

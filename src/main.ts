@@ -2,7 +2,6 @@
  * Process entry for `serve` (`node dist/src/main.js [--flags]`, or `node --import tsx
  * src/main.ts` in crash tests). Same as `sitesift serve`.
  */
-import './tick-shape.js'; // first: keeps process.nextTick on its fast path (see the module)
 import { runServe } from './cli/commands/serve.js';
 
 runServe(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr }).then(

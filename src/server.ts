@@ -16,10 +16,11 @@ import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/registry.js';
 import type { Config } from './config.js';
 import { createApp, type AppOptions } from './http/app.js';
-import { ConnectionFront } from './http/front.js';
 import { createLogger, SERVER_LOG_BUFFER_MS, type Logger } from './log.js';
 import { createPool } from './pool.js';
 import { createSearchExecutor } from './search/executor.js';
+import { SearchService } from './search/service.js';
+import { SuggestService } from './search/suggest.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/service.js';
@@ -46,8 +47,6 @@ export interface RunningServer {
   /** `http://host:port` actually bound (port 0 → the chosen port). */
   url: string;
   services: Services;
-  /** The connection front of the HTTP server (src/http/front.ts; its counters for tests). */
-  front: ConnectionFront;
   /** Graceful shutdown; idempotent (later calls return the same promise). */
   close(): Promise<void>;
 }
@@ -172,8 +171,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Warm threads (workers/warm-up.ts): started now and kept, so a crawl never runs on cold code.
     const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true });
     cleanups.push(() => pool.destroy());
-    const searcher = createSearchExecutor(cfg.searchThreads, cfg.searchCacheMb * 1024 * 1024, cfg.searchMemoryMb);
-    cleanups.push(() => searcher.close());
+    const executor = createSearchExecutor(cfg.searchThreads, cfg.searchMemoryMb);
+    cleanups.push(() => executor.close());
 
     // ---- stores owned by other folders -------------------------------------------------
     const indexes = new IndexRegistry({
@@ -205,7 +204,12 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     });
     cleanups.push(() => crawl.stop());
 
-    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl, searcher };
+    // The routes' one way to search: each service pins its snapshot and owns its answer cache.
+    const sources = { projects, indexes, executor };
+    const search = new SearchService(sources, cfg.searchCacheMb * 1024 * 1024);
+    const suggest = new SuggestService({ ...sources, querySuggestions: (siteId, query, o) => analytics.querySuggestions(siteId, query, o) });
+
+    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl, search, suggest };
 
     // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
     projects.onDelete(async (siteId) => {
@@ -241,8 +245,6 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Slow clients must not hold a socket forever; generous enough for 10 MiB uploads.
     server.requestTimeout = 120_000;
     server.headersTimeout = 30_000;
-    // Plain keep-alive suggest requests are answered from the socket (src/http/front.ts).
-    const front = new ConnectionFront(server, app.suggest);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(cfg.port, cfg.host, () => {
@@ -268,17 +270,13 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       closing ??= (async () => {
         log.info({}, 'shutting down');
         await new Promise<void>((resolve) => {
-          const cut = setTimeout(() => {
-            server.closeAllConnections();
-            front.closeAll();
-          }, DRAIN_MS);
+          const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
           cut.unref();
           server.close(() => {
             clearTimeout(cut);
             resolve();
           });
           server.closeIdleConnections();
-          front.closeIdle();
         });
         await undo();
         log.info({}, 'stopped');
@@ -286,7 +284,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       })();
       return closing;
     };
-    return { url, services, front, close };
+    return { url, services, close };
   } catch (err) {
     await undo();
     throw err;

@@ -9,7 +9,8 @@ import type { ProjectRegistry } from './projects/registry.js';
 import type { IndexRegistry } from './index/registry.js';
 import type { QueryLogService } from './analytics/service.js';
 import type { CrawlService } from './crawl/service.js';
-import type { SearchExecutor } from './search/executor.js';
+import type { SearchService } from './search/service.js';
+import type { SuggestService } from './search/suggest.js';
 
 export interface Services {
   config: Config;
@@ -21,6 +22,8 @@ export interface Services {
   indexes: IndexRegistry;
   analytics: QueryLogService;
   crawl: CrawlService;
-  /** Runs `GET /sites` searches (search threads, or the main thread with 0 threads). */
-  searcher: SearchExecutor;
+  /** Answers `GET /sites`: pins a generation, consults its answer cache, searches. */
+  search: SearchService;
+  /** Answers `GET /sites/suggest` the same way, with its own cache. */
+  suggest: SuggestService;
 }

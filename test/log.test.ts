@@ -162,38 +162,6 @@ t.test('buffered: lines are encoded into a buffer the stream keeps; multi-byte a
   t.equal(lines[6].huge, huge);
 });
 
-t.test('infoJson gives the line info gives, pre-serialised fields used only without bindings', async (t) => {
-  const raw: string[] = [];
-  // Synchronous (a Writable queues a second write of the same tick until the next one).
-  const stream = { write: (chunk: string | Buffer) => raw.push(...chunk.toString().split('\n').filter(Boolean)) > 0 } as unknown as Writable;
-  const untime = (l: string) => l.replace(/"time":"[^"]+"/, '"time":"-"');
-  const fieldSets: object[] = [
-    {},
-    { reqId: 'a-b', method: 'GET', path: '/sites/suggest', status: 200, ms: 0.1234567, siteId: 'pg' },
-    { path: 'quote " and \u2028 and é', ms: 12, siteId: 'x"y' },
-    { reqId: 'overrides the binding' },
-  ];
-  for (const bindings of [{}, { reqId: 'r-1' }, { other: 1 }, { msg: 'bound msg' }]) {
-    const root = createLogger('info', stream);
-    const log = Object.keys(bindings).length ? root.child(bindings) : root;
-    for (const fields of fieldSets) {
-      raw.length = 0;
-      log.info(fields, 'request');
-      const json = JSON.stringify(fields).slice(1, -1);
-      log.infoJson(fields, json, 'request');
-      t.equal(raw.length, 2);
-      t.equal(untime(raw[1]!), untime(raw[0]!), `bindings ${JSON.stringify(bindings)}, fields #${fieldSets.indexOf(fields)}`);
-    }
-  }
-  // Without bindings the given text is used as it is (the caller vouches for it).
-  raw.length = 0;
-  createLogger('info', stream).infoJson({ a: 1 }, '"a":1,"pre":"serialised"', 'm');
-  t.match(raw[0], /^\{"level":"info","time":"[^"]+","a":1,"pre":"serialised","msg":"m"\}$/);
-  raw.length = 0;
-  createLogger('warn', stream).infoJson({ a: 1 }, '"a":1', 'm');
-  t.equal(raw.length, 0, 'below the level: nothing');
-});
-
 t.test('isoTime is toISOString for every time value: across second, day and year boundaries, backwards, before 1970, beyond 9999', async (t) => {
   const bases = [0, -1, -1000, -86_400_001, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 11, 31, 23, 59, 59, 990), Date.UTC(9999, 11, 31, 23, 59, 59, 998), Date.UTC(10000, 0, 1), Date.now()];
   let checked = 0;
@@ -219,7 +187,7 @@ t.test('a line carries the current time (isoTime of the clock at the write)', as
   const log = createLogger('info', stream);
   const before = Date.now();
   log.info('a');
-  log.infoJson({ b: 1 }, '"b":1', 'b');
+  log.info({ b: 1 }, 'b');
   const after = Date.now();
   t.equal(raw.length, 2);
   for (const l of raw) {

@@ -10,16 +10,10 @@
  * 6. the router — every module in `src/http/*` registers its routes on it;
  * 7. fallback — unknown path → 404 `not_found`, known path with another method → 405 with `Allow`.
  *
- * In front of the chain, the request handler ({@link SitesiftApp.callback}) offers each request
- * to the lean paths of `GET /sites` (src/http/search.ts) and `GET /sites/suggest`
- * (src/http/suggest.ts; shared parts in src/http/lean.ts), which answer valid requests of an
- * open project with the same headers, body and access-log line as the chain, for a fraction of
- * its main-thread CPU; every other request, and every request they decline, goes through the
- * chain. (In front of node:http, the connection front, src/http/front.ts, answers plain
- * keep-alive suggest requests from the socket and hands every other connection to node:http.)
+ * Every request takes this one path, behind node:http (src/server.ts). Requests node:http
+ * itself rejects as malformed never reach it: src/server.ts answers those.
  */
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Context, Next } from 'koa';
 import Router from '@koa/router';
@@ -31,17 +25,12 @@ import * as analytics from './analytics.js';
 import * as crawl from './crawl.js';
 import * as documents from './documents.js';
 import * as reports from './reports.js';
+import * as search from './search.js';
+import * as suggest from './suggest.js';
 import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
-import { accessMs } from './lean.js';
-import { SearchRoute } from './search.js';
-import { SuggestRoute } from './suggest.js';
 
-/**
- * Route modules, each exporting `register(router, services)`, in two runs: `GET /sites`
- * ({@link SearchRoute}, an object because the lean path needs it) registers between them.
- */
-const ROUTE_MODULES_BEFORE_SEARCH = [admin, documents, reports];
-const ROUTE_MODULES_AFTER_SEARCH = [analytics, crawl];
+/** Route modules, each exporting `register(router, services)`, registered in this order. */
+const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl, suggest];
 
 /** Public search routes: the only paths that send CORS headers (SPEC §2). */
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
@@ -131,50 +120,29 @@ function cors(ctx: Context): boolean {
   return true;
 }
 
-/** What the lean path's handler returns (the caller, node:http, ignores it). */
-const DONE = Promise.resolve();
-
 /**
- * The Koa application whose request handler first offers each request to the lean paths of
- * `GET /sites` ({@link SearchRoute.lean}) and `GET /sites/suggest` ({@link SuggestRoute.lean})
- * and passes the rest to the middleware chain.
+ * An access-log line's `ms` for a request that arrived at `started` (`process.hrtime.bigint()`):
+ * milliseconds to the microsecond; finer digits are noise in an access log.
  */
-export class SitesiftApp extends Koa {
-  constructor(
-    readonly search: SearchRoute,
-    readonly suggest: SuggestRoute,
-  ) {
-    super({ proxy: false });
-  }
-
-  override callback(): ReturnType<Koa['callback']> {
-    const chain = super.callback();
-    const { search, suggest } = this;
-    return (req, res) => {
-      // HTTP/1 only (the server is node:http); anything else goes through the chain.
-      if (req instanceof IncomingMessage && res instanceof ServerResponse && (suggest.lean(req, res, chain) || search.lean(req, res, chain))) return DONE;
-      return chain(req, res);
-    };
-  }
+function accessMs(started: bigint): number {
+  return Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3;
 }
 
 /**
  * Builds the application. Every route module's `register(router, services)` is called once,
  * in a fixed order; `opts.routes` adds test-only routes.
+ *
+ * @example
+ * const server = http.createServer(createApp(services).callback());
  */
-export function createApp(services: Services, opts: AppOptions = {}): SitesiftApp {
-  const search = new SearchRoute(services);
-  const suggest = new SuggestRoute(services);
-  const app = new SitesiftApp(search, suggest);
+export function createApp(services: Services, opts: AppOptions = {}): Koa {
+  const app = new Koa({ proxy: false });
   const router = new Router();
 
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  for (const mod of ROUTE_MODULES_BEFORE_SEARCH) mod.register(router, services);
-  search.register(router);
-  for (const mod of ROUTE_MODULES_AFTER_SEARCH) mod.register(router, services);
-  suggest.register(router);
+  for (const mod of ROUTE_MODULES) mod.register(router, services);
   opts.routes?.(router, services);
 
   app.use(async (ctx, next) => {

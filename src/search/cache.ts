@@ -1,8 +1,9 @@
 /**
  * The answer cache of `GET /sites` (main thread): rendered search answers keyed by (project
- * index, index generation, settings object, every search parameter), in front of the search
- * threads. Same design as the suggest cache (src/search/suggest.ts), sized in bytes because a
- * search answer with `includeContent` is several kilobytes.
+ * index, index generation, settings object, every search parameter). `SearchService`
+ * (src/search/service.ts) consults it before handing a search to the executor. Same design as
+ * the suggest cache (src/search/suggest.ts), sized in bytes because a search answer with
+ * `includeContent` is several kilobytes.
  *
  * Why: visitors of one site repeat the same queries (a few hundred account for most searches),
  * and an answer only changes when the index or the settings change. Solr (queryResultCache) and
@@ -12,13 +13,13 @@
  * generation (strictly increasing per open index) and every settings change stores a new frozen
  * settings object, so an answer computed before a change can never be returned after it.
  * Entries of old generations are never looked up again and leave through the LRU. A cached
- * answer is the general search's answer by construction (tests compare them). `log` is not part
- * of the key: logging happens in the route for hits and misses alike.
+ * answer is the general search's answer by construction (tests compare them). The query log is
+ * not part of the key: the route records hits and misses alike.
  */
 import type { IndexSnapshot } from '../index/contract.js';
 import type { Settings } from '../types.js';
 import type { SearchOutcome } from './executor.js';
-import type { SearchParams } from './service.js';
+import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';
 
 /** Counters of one {@link SearchCache}. */

@@ -1,38 +1,34 @@
 /**
- * Where `GET /sites` searches run (main thread API). With `SITESIFT_SEARCH_THREADS` > 0 (the
- * default) searches run on a pool of search threads of their own — separate from the pool that
- * builds and merges segments, so a long merge never queues a search — and the main thread only
- * parses requests, pins a generation and writes the answer. With 0 they run on the main thread.
+ * Where searches run (main thread API). With `SITESIFT_SEARCH_THREADS` > 0 (the default)
+ * searches run on a pool of search threads of their own — separate from the pool that builds
+ * and merges segments, so a long merge never queues a search — and the main thread only parses
+ * requests, pins a generation and writes the answer. With 0 they run on the main thread.
  * Both return the same {@link SearchOutcome}; src/search/remote.ts explains the thread protocol.
- * In front of either, answers are cached (SITESIFT_SEARCH_CACHE_MB; src/search/cache.ts).
+ * The executor caches no answers: the search services (src/search/service.ts, suggest.ts) do.
  */
 import type { Worker } from 'node:worker_threads';
 import type { IndexSnapshot } from '../index/contract.js';
 import { startThread } from '../pool.js';
 import type { Settings } from '../types.js';
-import { SearchCache } from './cache.js';
 import { DEFAULT_SEARCH_MEMORY_MB, setSearchMemoryMb } from '../index/budgets.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
-import type { SearchParams } from './service.js';
+import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';
 
 /** A finished search: the response body as JSON and the parts the route reads. */
 export type SearchOutcome = RemoteSearchResult;
 
-/** Options of one {@link SearchExecutor.run}. */
-export interface RunOptions {
-  /**
-   * false: neither look up nor store the answer in the answer cache. The suggest route's
-   * misses: it caches their pages itself, and in the search cache they would push out search
-   * answers (several keystrokes per submitted search).
-   */
-  cache?: boolean;
-}
-
-/** Runs searches over pinned snapshots. The caller keeps the snapshot pinned until it settles. */
+/**
+ * Runs searches over pinned snapshots. The caller keeps the snapshot pinned until it settles.
+ *
+ * @example
+ * const executor = createSearchExecutor(2);
+ * const snap = index.acquire();
+ * const outcome = await executor.run(index, snap, settings, params).finally(() => snap.release());
+ */
 export interface SearchExecutor {
   /** `owner` is the project's index object (keys per-project caches). */
-  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams, opts?: RunOptions): Promise<SearchOutcome>;
+  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome>;
   /** Threads in use (0: the main thread). */
   readonly threads: number;
   close(): Promise<void>;
@@ -86,12 +82,11 @@ const SENT_KEYS = 256;
  * quiet site, a poll) thus all run on one thread, which alone opens the generation's segment
  * readers (typo tries, doc values: ≈ 2–3 MB per segment at 100k documents) and keeps its caches
  * warm; the others join only under concurrency, and readers they stop using are closed by their
- * idle sweep (src/search/remote.ts). Dispatching to the thread idle longest instead made every
- * thread open every segment of a poll's generation (bench-ingest, docs/STORAGE.md "Session 10").
- * Which thread answers is not visible in the answer. Settings
- * and snapshot specs are sent once per thread (src/search/remote.ts). Piscina's task round trip
- * cost 119 µs of process CPU against 22–41 µs for a plain message pair (micro-benchmark, 8 in
- * flight, 2 threads). A thread that dies is replaced; its request fails (a 500).
+ * idle sweep (src/search/remote.ts). Taking the thread idle longest instead would make every
+ * thread open every segment of a poll's generation. Which thread answers is not visible in the
+ * answer. Settings and snapshot specs are sent once per thread (src/search/remote.ts). Plain
+ * messages rather than Piscina tasks: a Piscina round trip costs several times the process CPU
+ * of a message pair. A thread that dies is replaced; its request fails (a 500).
  */
 export class ThreadSearchExecutor implements SearchExecutor {
   private readonly all: SearchThread[] = [];
@@ -217,34 +212,11 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 }
 
-/** An executor behind the answer cache (src/search/cache.ts). */
-export class CachedSearchExecutor implements SearchExecutor {
-  constructor(
-    private readonly inner: SearchExecutor,
-    readonly cache: SearchCache,
-  ) {}
-
-  get threads(): number {
-    return this.inner.threads;
-  }
-
-  run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams, opts?: RunOptions): Promise<SearchOutcome> {
-    if (opts?.cache === false) return this.inner.run(owner, snap, settings, params);
-    return this.cache.get(owner, snap, settings, params, () => this.inner.run(owner, snap, settings, params));
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
-
 /**
- * The executor for `threads` (0: main thread), behind a cache of `cacheBytes` (0: none), with
- * `searchMemoryMb` of engine caches per searching thread (this thread's too: it searches when
- * `threads` is 0).
+ * The executor for `threads` (0: the main thread), with `searchMemoryMb` of engine caches per
+ * searching thread (this thread's too: it searches when `threads` is 0).
  */
-export function createSearchExecutor(threads: number, cacheBytes = 0, searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB): SearchExecutor {
+export function createSearchExecutor(threads: number, searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB): SearchExecutor {
   setSearchMemoryMb(searchMemoryMb);
-  const inner = threads > 0 ? new ThreadSearchExecutor(threads, searchMemoryMb) : new LocalSearchExecutor();
-  return cacheBytes > 0 ? new CachedSearchExecutor(inner, new SearchCache(cacheBytes)) : inner;
+  return threads > 0 ? new ThreadSearchExecutor(threads, searchMemoryMb) : new LocalSearchExecutor();
 }

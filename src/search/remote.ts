@@ -25,7 +25,7 @@
 import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
 import { SegmentReader } from '../index/segment-reader.js';
 import type { Settings } from '../types.js';
-import { search, type SearchParams, type SearchResponse } from './service.js';
+import { search, type SearchParams, type SearchResponse } from './results.js';
 
 /** One segment of a pinned generation, as sent to a search thread. */
 export interface SegmentSpec {

@@ -1,287 +1,84 @@
 /**
- * The search service behind `GET /sites` and the page half of `GET /sites/suggest` (main
- * thread): pins one index generation, runs the engine, applies result mappings, pages, groups
- * and renders results. Routes only validate parameters and call {@link search}.
+ * The search service behind `GET /sites` (main thread): one call, {@link SearchService.run},
+ * takes a project and validated parameters, pins the project's current index generation,
+ * answers from the answer cache (src/search/cache.ts) or has the executor (search threads, or
+ * this thread) compute the answer, and releases the pin. Routes validate parameters, call it
+ * and shape the response; they never see a snapshot. The suggest service
+ * (src/search/suggest.ts) pins the same way ({@link pinned}).
+ *
+ * The answer of one search over a pinned snapshot is computed by {@link search}
+ * (src/search/results.ts), re-exported here with its parameter and response types.
  */
-import type { IndexSnapshot } from '../index/contract.js';
-import type { ResultCard } from '../index/segment-reader.js';
-import type { DataPoint, ResultMapping, Settings } from '../types.js';
-import { compilePattern } from '../crawl/patterns.js';
-import { dataPointKeys, groupName, runQuery, type Hit } from './engine.js';
-import { echoFilter, type ActiveFilter } from './filters.js';
-import { normaliseQuery } from './query.js';
-import { escapeHtml, highlight, snippet } from './snippet.js';
-import { engineCacheBudget, engineCacheUsed } from '../index/budgets.js';
+import type { IndexSnapshot, ProjectIndex } from '../index/contract.js';
+import type { Settings } from '../types.js';
+import { SearchCache } from './cache.js';
+import type { SearchExecutor, SearchOutcome } from './executor.js';
+import type { SearchParams } from './results.js';
 
-export interface SearchParams {
-  query: string;
-  filters: ActiveFilter[];
-  filterOptions: boolean;
-  sort: string | null;
-  sortOrder: 'ASC' | 'DESC';
-  offset: number;
-  limit: number;
-  includeContent: boolean;
-  highlightQueryTerms: boolean;
-  includeContentGroups: string[] | null;
-  excludeContentGroups: string[] | null;
-  groupResults: boolean;
-  limitPerGroup: boolean;
-  /** Suggest: its own typo setting; no result mappings other than custom/pin/hide. */
-  typoTolerance?: 'default' | 'strict' | 'off';
-  /** Snippet length in characters (default 240). */
-  snippetSize?: number;
-}
+export { search, sortingOptions, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
+export type { SearchOutcome } from './executor.js';
 
-export interface SearchResult {
-  name: string;
-  image: string | null;
-  link: string;
-  type: string;
-  dataPoints: DataPoint[];
-  content?: string;
-  html?: string;
-}
-
-export interface SearchResponse {
-  status: 'success';
-  query: string;
-  suggests: Record<string, SearchResult[]>;
-  totalResults: number;
-  totalResultsPerContentGroup: Record<string, number>;
-  sortingOptions: string[];
-  sorting: string;
-  filterOptions: Array<Record<string, unknown>>;
-  activeFilterOptions: Array<Record<string, unknown>>;
-  redirect?: string;
-}
-
-const sortKeyCache = new WeakMap<object, { generation: number; keys: string[] }>();
-
-/** Sorting options: data points marked sortable in settings, else every data-point key indexed. */
-export function sortingOptions(settings: Settings, snap: IndexSnapshot, cacheOwner: object): string[] {
-  if (settings.dataPoints.length > 0) return settings.dataPoints.filter((d) => d.sortable).map((d) => d.key);
-  const c = sortKeyCache.get(cacheOwner);
-  if (c && c.generation === snap.generation) return c.keys;
-  const keys = dataPointKeys(snap);
-  sortKeyCache.set(cacheOwner, { generation: snap.generation, keys });
-  return keys;
-}
-
-function triggers(m: ResultMapping, normalised: string): boolean {
-  const v = m.trigger.value;
-  switch (m.trigger.type) {
-    case 'equals':
-      return normaliseQuery(v) === normalised;
-    case 'contains': {
-      const nv = normaliseQuery(v);
-      return nv !== '' && ` ${normalised} `.includes(` ${nv} `);
-    }
-    case 'regex': {
-      const re = compilePattern(v);
-      if (!re) return false;
-      re.lastIndex = 0;
-      return re.test(normalised);
-    }
-  }
-}
-
-/** Live searchable row of `url` in the snapshot, if any. */
-function findLive(snap: IndexSnapshot, url: string): Hit | null {
-  for (const seg of snap.segments) {
-    const dv = seg.reader.docValues();
-    const id = seg.reader.idOf(url);
-    if (id !== null && seg.dead[id] !== 1 && dv.status[id] === 200) {
-      return { seg, id, url, group: groupName(dv.group[id]!), score: 0, typos: 0 };
-    }
-  }
-  return null;
+/** What the search services read: projects' settings and indexes, and where searches run. */
+export interface SearchSources {
+  /** The project's current settings: one frozen object per version (src/projects). */
+  projects: { getSettings(siteId: string): Settings };
+  /** The project's open index (src/index/registry.ts). */
+  indexes: { get(siteId: string): Promise<ProjectIndex> };
+  /** Runs a search over a pinned snapshot (src/search/executor.ts). */
+  executor: SearchExecutor;
 }
 
 /**
- * Result cards of this thread, all segments together, in a byte-bounded cache (CLOCK: about LRU) in front of the
- * SQLite read (top results repeat across queries; each card also keeps its text's word runs
- * for snippets, see `snippet()`'s memo). Segments are immutable, so a card never goes stale;
- * a reader's cards leave the cache when it closes.
+ * Runs `fn` with the project's settings, its open index and a pinned snapshot of the index's
+ * current generation, and releases the pin when `fn` settles (resolved or rejected). The
+ * settings are read when `pinned` is called, before anything is awaited: a route that
+ * validated parameters against `getSettings(siteId)` and then calls a service in the same
+ * turn gets those very settings.
+ *
+ * @example
+ * const total = await pinned(sources, 'default', async (index, snap) => snap.totalDocs);
  */
-interface CardEntry {
-  card: ResultCard;
-  bytes: number;
-  /** Second-chance bit (CLOCK eviction: a hit never reorders a Map). */
-  used: boolean;
-  owner: Map<number, CardEntry>;
-  key: number;
-}
-const cardMaps = new WeakMap<object, Map<number, CardEntry>>();
-const cardClock = new Set<CardEntry>();
-
-/** The stored fields of a hit. */
-function cardOf(h: Hit, withContent: boolean): ResultCard {
-  let m = cardMaps.get(h.seg.reader);
-  if (!m) {
-    const cards = new Map<number, CardEntry>();
-    cardMaps.set(h.seg.reader, (m = cards));
-    h.seg.reader.onClose(() => {
-      for (const e of cards.values()) {
-        cardClock.delete(e);
-        engineCacheUsed.cards -= e.bytes;
-      }
-      cards.clear();
-    });
+export async function pinned<T>(sources: SearchSources, siteId: string, fn: (index: ProjectIndex, snap: IndexSnapshot, settings: Settings) => Promise<T>): Promise<T> {
+  const settings = sources.projects.getSettings(siteId);
+  const index = await sources.indexes.get(siteId);
+  const snap = index.acquire();
+  try {
+    return await fn(index, snap, settings);
+  } finally {
+    snap.release();
   }
-  const key = 2 * h.id + (withContent ? 1 : 0);
-  const e = m.get(key);
-  if (e) {
-    e.used = true;
-    return e.card;
-  }
-  const card = h.seg.reader.card(h.id, withContent);
-  // Strings at up to two bytes per character; the content's word runs (12 bytes per run of
-  // about 6 characters) and their index by hash add about as much again.
-  const bytes = 2 * (card.title.length + card.url.length + card.description.length) + 5 * card.content.length + 512;
-  const entry: CardEntry = { card, bytes, used: false, owner: m, key };
-  m.set(key, entry);
-  cardClock.add(entry);
-  engineCacheUsed.cards += bytes;
-  // Budget per thread: src/index/budgets.ts (~110 MB by this estimate for the top 10 of the
-  // 799 corpus queries at ~100k pages).
-  if (engineCacheUsed.cards > engineCacheBudget.cards) {
-    // Evict in batches down to 7/8 of the budget; recently used cards get a second chance.
-    for (const x of cardClock) {
-      if (engineCacheUsed.cards <= engineCacheBudget.cards - engineCacheBudget.cards / 8) break;
-      cardClock.delete(x);
-      if (x.used) {
-        x.used = false;
-        cardClock.add(x);
-        continue;
-      }
-      x.owner.delete(x.key);
-      engineCacheUsed.cards -= x.bytes;
-    }
-  }
-  return card;
 }
 
 /**
- * Runs one search over a pinned snapshot (the caller acquires and releases it).
- * `cacheOwner` keys per-project caches (the ProjectIndex object).
+ * Answers searches of every project, behind one answer cache (all projects share its byte
+ * budget). Main thread.
+ *
+ * @example
+ * const search = new SearchService({ projects, indexes, executor }, 64 * 1024 * 1024);
+ * const outcome = await search.run('default', params);
+ * ctx.body = outcome.json; // the response body, serialised where the search ran
  */
-export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams, cacheOwner: object): SearchResponse {
-  const normalised = normaliseQuery(p.query);
-  const sortOpts = sortingOptions(settings, snap, cacheOwner);
-  const triggered = settings.search.resultMappings.filter((m) => triggers(m, normalised));
-  // Pins and hides need every match (a pinned or hidden page may rank anywhere); otherwise only
-  // the top of the ranking is materialised.
-  const needsAll = p.limitPerGroup || triggered.some((m) => m.action.type === 'pin' || m.action.type === 'hide');
-  const res = runQuery(snap, settings.search, {
-    query: p.query,
-    filters: p.filters,
-    sort: p.sort,
-    sortOrder: p.sortOrder,
-    includeContentGroups: p.includeContentGroups,
-    excludeContentGroups: p.excludeContentGroups,
-    facetDefs: p.filterOptions ? settings.filters : [],
-    typoTolerance: p.typoTolerance,
-    ...(needsAll ? {} : { topK: p.offset + p.limit }),
-  });
+export class SearchService {
+  /** The answer cache (its counters for tests and diagnostics). */
+  readonly cache: SearchCache;
 
-  // Result mappings (Result Manager): first pins, then hides; custom inserts after paging.
-  let hits = res.hits;
-  // Matches not materialised in `hits` (topK) still count.
-  const unlisted = res.total - res.hits.length;
-  const perGroup = { ...res.perGroup };
-  let redirect: string | undefined;
-  const customs: Array<{ html: string; position: number; group: string }> = [];
-  for (const m of triggered) {
-    const a = m.action;
-    if (a.type === 'redirect') redirect ??= a.url;
-    else if (a.type === 'hide') {
-      const hide = new Set(a.urls);
-      const kept: Hit[] = [];
-      for (const h of hits) {
-        if (hide.has(h.url)) perGroup[h.group] = (perGroup[h.group] ?? 1) - 1;
-        else kept.push(h);
-      }
-      hits = kept;
-    } else if (a.type === 'pin') {
-      const pinned: Hit[] = [];
-      for (const url of a.urls) {
-        const existing = hits.find((h) => h.url === url);
-        if (existing) {
-          hits = hits.filter((h) => h !== existing);
-          pinned.push(existing);
-          continue;
-        }
-        const live = findLive(snap, url);
-        if (live && !pinned.some((x) => x.url === url)) {
-          pinned.push(live);
-          perGroup[live.group] = (perGroup[live.group] ?? 0) + 1;
-        }
-      }
-      hits = [...pinned, ...hits];
-    } else if (a.type === 'custom') {
-      customs.push({ html: a.html, position: a.position, group: a.contentGroup ?? '_' });
-    }
-  }
-  for (const g of Object.keys(perGroup)) if (perGroup[g]! <= 0) delete perGroup[g];
-
-  const render = (h: Hit): SearchResult => {
-    const e = cardOf(h, p.includeContent);
-    const r: SearchResult = {
-      name: p.highlightQueryTerms ? highlight(e.title, res.matched, e) : e.title,
-      image: e.imageUrl ? e.imageUrl : null,
-      link: e.url,
-      type: e.documentType,
-      dataPoints: e.dataPoints.map((d) => ({ key: d.key, value: d.value, show: d.show })),
-    };
-    if (p.includeContent) {
-      const text = e.content || e.description || '';
-      r.content = snippet(text, res.matched, { highlight: p.highlightQueryTerms, size: p.snippetSize, memo: e });
-    }
-    return r;
-  };
-
-  const suggests: Record<string, SearchResult[]> = {};
-  let totalPerGroup: Record<string, number>;
-  if (!p.groupResults) {
-    suggests._ = hits.slice(p.offset, p.offset + p.limit).map(render);
-    totalPerGroup = hits.length + unlisted ? { _: hits.length + unlisted } : {};
-  } else if (p.limitPerGroup) {
-    const byGroup = new Map<string, Hit[]>();
-    for (const h of hits) {
-      let l = byGroup.get(h.group);
-      if (!l) byGroup.set(h.group, (l = []));
-      l.push(h);
-    }
-    for (const [g, l] of byGroup) {
-      const page = l.slice(p.offset, p.offset + p.limit);
-      if (page.length) suggests[g] = page.map(render);
-    }
-    totalPerGroup = perGroup;
-  } else {
-    for (const h of hits.slice(p.offset, p.offset + p.limit)) (suggests[h.group] ??= []).push(render(h));
-    totalPerGroup = perGroup;
-  }
-  for (const c of customs) {
-    const group = p.groupResults ? c.group : '_';
-    const list = (suggests[group] ??= []);
-    const at = Math.max(0, Math.min(list.length, c.position - 1 - (p.limitPerGroup ? p.offset : 0)));
-    list.splice(at, 0, { name: '', image: null, link: '', type: 'custom', dataPoints: [], html: c.html });
+  /** @param cacheBytes the answer cache's budget (SITESIFT_SEARCH_CACHE_MB); 0 disables it. */
+  constructor(
+    private readonly sources: SearchSources,
+    cacheBytes: number,
+  ) {
+    this.cache = new SearchCache(cacheBytes);
   }
 
-  const out: SearchResponse = {
-    status: 'success',
-    query: p.query,
-    suggests,
-    totalResults: hits.length + unlisted,
-    totalResultsPerContentGroup: totalPerGroup,
-    sortingOptions: sortOpts,
-    sorting: p.sort ?? '',
-    filterOptions: p.filterOptions ? res.facets : [],
-    activeFilterOptions: p.filters.map(echoFilter),
-  };
-  if (redirect) out.redirect = redirect;
-  return out;
+  /**
+   * The answer to `params` over the project's current index generation: from the cache when
+   * the same generation, settings and parameters were answered before, else computed by the
+   * executor and cached. Rejects with what `getSettings` or `indexes.get` throw (an unknown
+   * project) or with the executor's error (a bug: parameters are validated before).
+   */
+  run(siteId: string, params: SearchParams): Promise<SearchOutcome> {
+    return pinned(this.sources, siteId, (index, snap, settings) =>
+      this.cache.get(index, snap, settings, params, () => this.sources.executor.run(index, snap, settings, params)),
+    );
+  }
 }
-
-export { escapeHtml };

@@ -1,7 +1,8 @@
 /**
- * The page half of `GET /sites/suggest` (SPEC §6), main thread: the general search
- * ({@link search}) behind a response cache keyed by (project index, index generation, settings
- * object, normalised request parameters).
+ * The suggest service behind `GET /sites/suggest` (SPEC §6), main thread:
+ * {@link SuggestService.run} pins the project's current index generation, takes the page of
+ * results from the suggest cache or has the search executor compute it, adds the query
+ * suggestions of the query log, and returns the response body.
  *
  * Why a cache and not a separate engine: suggest is called on every keystroke, and visitors type
  * the same few thousand prefixes ("c", "cr", "cre", …) over and over, while the answer for a
@@ -18,19 +19,22 @@
  *
  * A miss asks the engine for a small window of the relevance order when that answers the
  * request exactly ({@link windowSearchParams}, {@link pageFromWindow}), else for `limit` results
- * per content group; both give the general search's answer.
+ * per content group; both give the general search's answer. Misses do not go through the search
+ * answer cache (src/search/cache.ts): there they would push out search answers (several
+ * keystrokes per submitted search).
  *
  * The cache holds only rendered results (plain frozen objects), never segment readers or hits,
  * so it pins no index generation or file. `querySuggestions` (from the query log, which changes
- * with every flush) is not cached here: the route adds it per request.
+ * with every flush) is not cached: the service adds it to every answer.
  */
-import type { IndexSnapshot } from '../index/contract.js';
+import type { IndexSnapshot, ProjectIndex } from '../index/contract.js';
 import type { Settings } from '../types.js';
 import type { ActiveFilter } from './filters.js';
-import { search, type SearchParams, type SearchResponse, type SearchResult } from './service.js';
+import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
+import { pinned, type SearchSources } from './service.js';
 import { objectId } from './object-id.js';
 
-/** Suggest's own parameters (validated by the route). */
+/** Suggest's own parameters of the page of results (validated by the route). */
 export interface SuggestParams {
   query: string;
   filters: ActiveFilter[];
@@ -198,7 +202,7 @@ export function computeSuggestPageFast(snap: IndexSnapshot, settings: Settings, 
 
 /**
  * Runs the general search somewhere else (the search threads) and answers its response JSON:
- * `services.searcher.run(owner, snap, settings, params)` fits.
+ * `(sp) => executor.run(index, snap, settings, sp)` fits.
  */
 export type RunSearch = (params: SearchParams) => Promise<{ json: string }>;
 
@@ -319,26 +323,14 @@ export class SuggestCache {
     }
   }
 
-  /**
-   * The cached answer for `p` over `snap`, or undefined (nothing computed, the miss not
-   * counted: whoever computes it next counts it). The lean path of the route answers hits
-   * without leaving its request handler.
-   */
-  peek(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): SuggestAnswer | undefined {
-    if (this.maxEntries <= 0) return undefined;
-    return this.lookup(this.keyOf(snap, settings, p, cacheOwner));
-  }
-
   private lookup(key: string): SuggestAnswer | undefined {
     const cached = this.entries.get(key);
     if (!cached) return undefined;
     this.hits++;
     this.entries.delete(key);
     // Under the key stored with the entry, not the request's: the request's key string is new
-    // on every request, and keeping it made one string per cached suggest outlive the request
-    // (copied by the next scavenge, then moved to the old generation). Session 6 measured no
-    // gain in the server while the access log's pending text was most of the survivors; with
-    // that gone (src/log.ts), see docs/ANALYTICS.md for session 7's numbers.
+    // on every request, and keeping it would make one string per cached suggest outlive the
+    // request (copied by the next scavenge, then promoted to the old generation).
     this.entries.set(cached.key, cached);
     return cached.answer;
   }
@@ -388,6 +380,51 @@ export class SuggestCache {
       p.includeContentGroups,
       p.excludeContentGroups,
     ]);
+  }
+}
+
+/** A suggest request: the page's parameters and how many query suggestions to add (0–10). */
+export interface SuggestRequest extends SuggestParams {
+  maxQuerySuggestions: number;
+}
+
+/** What the suggest service reads besides {@link SearchSources}. */
+export interface SuggestSources extends SearchSources {
+  /**
+   * Popular logged queries that start like `query`, at most `max`, each searched at least
+   * `minSearches` times (src/analytics: `QueryLogService.querySuggestions`).
+   */
+  querySuggestions(siteId: string, query: string, opts: { max: number; minSearches: number }): ReadonlyArray<{ query: string }>;
+}
+
+/**
+ * Answers suggest requests of every project, behind one {@link SuggestCache} (all projects
+ * share its budget). Main thread.
+ *
+ * @example
+ * const suggest = new SuggestService({ projects, indexes, executor, querySuggestions });
+ * ctx.type = 'application/json';
+ * ctx.body = await suggest.run('default', { ...params, maxQuerySuggestions: 3 });
+ */
+export class SuggestService {
+  /** @param cache the answer cache (tests pass a small or disabled one). */
+  constructor(
+    private readonly sources: SuggestSources,
+    readonly cache = new SuggestCache(),
+  ) {}
+
+  /**
+   * The `GET /sites/suggest` response body (JSON text) for `req` over the project's current
+   * index generation: the page of results from the cache, or searched on the executor and
+   * cached (concurrent misses of one key share one search), plus the query suggestions of the
+   * moment. Rejects like `SearchService.run` (src/search/service.ts).
+   */
+  run(siteId: string, req: SuggestRequest): Promise<string> {
+    return pinned(this.sources, siteId, async (index, snap, settings) => {
+      const answer = await this.cache.getAsync(snap, settings, req, index, (sp) => this.sources.executor.run(index, snap, settings, sp));
+      const qs = req.maxQuerySuggestions > 0 ? this.sources.querySuggestions(siteId, req.query, { max: req.maxQuerySuggestions, minSearches: settings.suggest.minSearches }) : [];
+      return suggestBody(req.query, answer, qs);
+    });
   }
 }
 

@@ -18,7 +18,6 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { startServer, type StartOptions } from '../../src/server.js';
 import type { Services } from '../../src/services.js';
-import type { ConnectionFront } from '../../src/http/front.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -41,8 +40,6 @@ export interface TestServer {
   /** Token of the `default` project's first key (bootstrap), or '' when none was created. */
   token: string;
   services: Services;
-  /** The HTTP server's connection front (src/http/front.ts). */
-  front: ConnectionFront;
   /** Everything the server printed to "stdout" (the first-start banner). */
   stdout: () => string;
   close(): Promise<void>;
@@ -80,7 +77,6 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     masterKey: running.services.config.masterKey!,
     token,
     services: running.services,
-    front: running.front,
     stdout: () => printed,
     close: async () => {
       await running.close();

@@ -189,7 +189,7 @@ t.test('readForm and readJsonOrForm', async (t) => {
 
 t.test('CORS only on the public search routes', async (t) => {
   for (const path of ['/sites?site=default&query=x', '/sites/suggest?site=default&query=x']) {
-    // Twice: the suggest route's second answer is a stored response replayed.
+    // Twice: the second answer comes from the answer cache.
     for (const round of ['first', 'again']) {
       const res = await api(s.url, path, { headers: { Origin: 'https://shop.example', 'Access-Control-Request-Headers': 'x-custom' } });
       t.equal(res.headers.get('access-control-allow-origin'), '*', `${path} (${round})`);

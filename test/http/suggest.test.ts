@@ -4,7 +4,6 @@
  * and that `querySuggestions` (from the query log) is never served stale.
  */
 import t from 'tap';
-import { CachedSearchExecutor } from '../../src/search/executor.js';
 import { startTestServer } from '../helpers/server.js';
 
 const page = (slug: string, title: string, content = 'Some text.', extra: Record<string, unknown> = {}) => ({
@@ -78,15 +77,35 @@ t.test('querySuggestions are not cached with the page results', async (t) => {
   t.same(b.querySuggestions, [{ query: 'widget guide' }], 'a query logged after the cached page answer is suggested at once');
 });
 
-t.test('suggest misses stay out of the search answer cache (the route caches its own pages)', async (t) => {
+t.test('suggest misses stay out of the search answer cache (the suggest service caches its own pages)', async (t) => {
   const s = await startTestServer({ t });
   const r = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([page('a', 'Widget guide'), page('b', 'Widgetron')]) });
   t.equal(r.status, 200);
-  const searcher = s.services.searcher as CachedSearchExecutor;
-  t.ok(searcher instanceof CachedSearchExecutor, 'the server caches search answers');
-  const before = searcher.cache.stats().entries;
+  const searchCache = s.services.search.cache;
+  const before = searchCache.stats().entries;
   for (const q of ['w', 'wi', 'wid', 'widg']) t.equal((await fetch(`${s.url}/sites/suggest?site=default&query=${q}`)).status, 200);
-  t.equal(searcher.cache.stats().entries, before, 'no suggest answer in the search cache');
+  t.equal(searchCache.stats().entries, before, 'no suggest answer in the search cache');
+  t.equal(s.services.suggest.cache.stats().size, 4, 'each in the suggest cache');
+  t.equal((await fetch(`${s.url}/sites/suggest?site=default&query=wid`)).status, 200);
+  t.equal(s.services.suggest.cache.stats().hits, 1, 'a repeat is a hit');
   t.equal((await fetch(`${s.url}/sites?site=default&query=widget`)).status, 200);
-  t.equal(searcher.cache.stats().entries, before + 1, 'a search is cached');
+  t.equal(searchCache.stats().entries, before + 1, 'a search is cached');
+});
+
+t.test('a cached suggest answer: CORS on the GET without preflight headers, and gone with its project', async (t) => {
+  const s = await startTestServer({ t });
+  const r = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([page('a', 'Widget guide')]) });
+  t.equal(r.status, 200);
+  const target = `${s.url}/sites/suggest?site=default&query=wid`;
+  t.equal((await fetch(target)).status, 200);
+  const again = await fetch(target, { headers: { 'Access-Control-Request-Headers': 'X-Custom' } });
+  t.equal(again.status, 200);
+  t.equal(s.services.suggest.cache.stats().hits, 1, 'from the cache');
+  t.equal(again.headers.get('access-control-allow-origin'), '*');
+  t.equal(again.headers.get('access-control-allow-headers'), null, 'a GET answer echoes no preflight headers');
+  const del = await fetch(`${s.url}/admin/projects/default`, { method: 'DELETE', headers: { authorization: `Bearer ${s.masterKey}` } });
+  t.equal(del.status, 200);
+  const gone = await fetch(target);
+  t.equal(gone.status, 404, 'a deleted project is not answered from the cache');
+  t.match(await gone.json(), { status: 'failure', code: 'unknown_site' });
 });

@@ -1,12 +1,13 @@
 import t from 'tap';
 import { SearchCache } from '../../src/search/cache.js';
-import { CachedSearchExecutor, createSearchExecutor, LocalSearchExecutor } from '../../src/search/executor.js';
+import { LocalSearchExecutor } from '../../src/search/executor.js';
 import type { SearchOutcome } from '../../src/search/executor.js';
-import type { SearchParams } from '../../src/search/service.js';
+import { SearchService, type SearchParams } from '../../src/search/service.js';
 import type { IndexSnapshot } from '../../src/index/contract.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
+import { countingSources } from '../helpers/services.js';
 import type { Settings } from '../../src/types.js';
 
 const params = (query: string, extra: Partial<SearchParams> = {}): SearchParams => ({
@@ -67,29 +68,61 @@ t.test('the cache stays within its byte budget, least recently used out first', 
   t.equal(tiny.stats().entries, 0);
 });
 
-t.test('a budget of 0 disables caching; the executor returns the general answer', async (t) => {
+t.test('a budget of 0 disables caching', async (t) => {
   const off = new SearchCache(0);
   let n = 0;
   await off.get({}, snapAt(1), defaultSettings(), params('a'), async () => outcome(String(n++)));
   await off.get({}, snapAt(1), defaultSettings(), params('a'), async () => outcome(String(n++)));
   t.equal(n, 2);
-  t.ok(createSearchExecutor(0, 0) instanceof LocalSearchExecutor, 'no cache: plain executor');
-  const cached = createSearchExecutor(0, 1 << 20);
-  t.ok(cached instanceof CachedSearchExecutor);
-  t.equal(cached.threads, 0);
-  const snap = snapshotOf([[
-    makeDoc('https://s.test/a', 'CREATE TABLE', 'Define a new table.'),
-    makeDoc('https://s.test/b', 'Tables', 'Tables and columns.'),
-  ]]);
+  t.equal(off.stats().entries, 0);
+});
+
+const docs = [
+  makeDoc('https://s.test/a', 'CREATE TABLE', 'Define a new table.'),
+  makeDoc('https://s.test/b', 'Tables', 'Tables and columns.'),
+];
+
+t.test('SearchService.run: the general answer, from the cache on a repeat; a snapshot pinned for the search and released', async (t) => {
+  const snap = snapshotOf([docs]);
   t.teardown(() => snap.cleanup());
+  const src = countingSources(snap, defaultSettings());
+  const service = new SearchService(src, 1 << 20);
   const local = new LocalSearchExecutor();
-  const owner = {};
-  const settings = defaultSettings();
   for (const q of ['table', 'tab', 'tabel', '*', 'zzz']) {
-    const want = await local.run(owner, snap, settings, params(q));
-    t.equal((await cached.run(owner, snap, settings, params(q))).json, want.json, `miss: ${q}`);
-    t.equal((await cached.run(owner, snap, settings, params(q))).json, want.json, `hit: ${q}`);
+    const want = await local.run({}, snap, src.settings, params(q));
+    const runs = src.runs;
+    t.equal((await service.run('default', params(q))).json, want.json, `miss: ${q}`);
+    t.equal(src.runs, runs + 1, `searched: ${q}`);
+    t.equal((await service.run('default', params(q))).json, want.json, `hit: ${q}`);
+    t.equal(src.runs, runs + 1, `not searched again: ${q}`);
   }
-  t.same((cached as CachedSearchExecutor).cache.stats().hits, 5);
-  await cached.close();
+  t.same(service.cache.stats().hits, 5);
+  t.same(src.pinsDuringRuns, [1, 1, 1, 1, 1], 'every search ran on a pinned snapshot');
+  t.equal(src.acquired, 10, 'hits pin too (the generation is part of the key)');
+  t.equal(src.pins, 0, 'every pin released');
+
+  // New settings: a new key, searched with the new settings.
+  src.settings = { ...src.settings, search: { ...src.settings.search, resultMappings: [{ trigger: { type: 'equals', value: 'table' }, action: { type: 'redirect', url: 'https://s.test/tables' } }] } };
+  t.match(JSON.parse((await service.run('default', params('table'))).json), { redirect: 'https://s.test/tables' }, 'new settings: recomputed');
+  t.equal(src.runs, 6);
+});
+
+t.test('SearchService.run: settings are read at the call; failures release the pin', async (t) => {
+  const snap = snapshotOf([docs]);
+  t.teardown(() => snap.cleanup());
+  const src = countingSources(snap, defaultSettings());
+  const service = new SearchService(src, 0);
+  // Settings change after the call: the search uses those the route validated against.
+  const pending = service.run('default', params('table'));
+  src.settings = { ...src.settings, search: { ...src.settings.search, resultMappings: [{ trigger: { type: 'equals', value: 'table' }, action: { type: 'redirect', url: 'https://s.test/x' } }] } };
+  t.notOk('redirect' in JSON.parse((await pending).json), 'the settings of the moment of the call');
+  t.ok('redirect' in JSON.parse((await service.run('default', params('table'))).json), 'the next call sees the new ones');
+  t.equal(src.runs, 2, 'a budget of 0: every call searches');
+
+  src.failWith = new Error('thread lost');
+  await t.rejects(service.run('default', params('table')), /thread lost/);
+  t.equal(src.pins, 0, 'released after a failed search');
+  await t.rejects(service.run('ghost', params('table')), /no project ghost/);
+  t.equal(src.acquired, 3, 'an unknown project pins nothing');
+  t.equal(src.pins, 0);
 });

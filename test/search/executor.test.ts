@@ -1,5 +1,5 @@
 import t from 'tap';
-import { CachedSearchExecutor, createSearchExecutor, LocalSearchExecutor, ThreadSearchExecutor } from '../../src/search/executor.js';
+import { createSearchExecutor, LocalSearchExecutor, ThreadSearchExecutor } from '../../src/search/executor.js';
 import { SearchThreadState, sharedBitmap, snapshotSpec, ThreadSnapshots, IDLE_SNAPSHOT_MS, type SearchRequest } from '../../src/search/remote.js';
 import type { SearchParams } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
@@ -223,23 +223,4 @@ t.test('threads that keep dying are not restarted forever: searches then fail at
   }
   t.equal(kills, 6, 'the first thread and 5 replacements');
   await t.rejects(threads.run({}, snap, defaultSettings(), params('table')), /keep failing/);
-});
-
-t.test('cache: false runs past the answer cache, neither reading nor storing', async (t) => {
-  const e = createSearchExecutor(0, 1024 * 1024) as CachedSearchExecutor;
-  t.ok(e instanceof CachedSearchExecutor);
-  const snap = snapshotOf(batches);
-  t.teardown(() => snap.cleanup());
-  const settings = defaultSettings();
-  const owner = {};
-  const plain = await e.run(owner, snap, settings, params('table'), { cache: false });
-  t.same(e.cache.stats(), { hits: 0, misses: 0, entries: 0, bytes: 0 }, 'nothing stored');
-  const cached = await e.run(owner, snap, settings, params('table'));
-  t.equal(cached.json, plain.json, 'the same answer');
-  t.equal(e.cache.stats().entries, 1, 'a default run stores it');
-  await e.run(owner, snap, settings, params('table'), { cache: false });
-  t.equal(e.cache.stats().hits, 0, 'and an uncached run does not read it');
-  await e.run(owner, snap, settings, params('table'));
-  t.equal(e.cache.stats().hits, 1);
-  await e.close();
 });

@@ -1,10 +1,11 @@
 import t from 'tap';
-import { answerOf, computeSuggestPage, MAX_SUGGEST_WINDOW, pageFromWindow, suggestBody, SuggestCache, SUGGEST_SNIPPET_SIZE, windowSearchParams, type RunSearch, type SuggestParams } from '../../src/search/suggest.js';
+import { answerOf, computeSuggestPage, MAX_SUGGEST_WINDOW, pageFromWindow, suggestBody, SuggestCache, SuggestService, SUGGEST_SNIPPET_SIZE, windowSearchParams, type RunSearch, type SuggestParams } from '../../src/search/suggest.js';
 import type { SearchParams } from '../../src/search/service.js';
 import { search } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/settings.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
+import { countingSources } from '../helpers/services.js';
 import type { PageDoc, Settings } from '../../src/types.js';
 
 const docs: PageDoc[] = [
@@ -330,4 +331,44 @@ t.test('an index where windows are rarely exact stops trying them', async (t) =>
   }
   t.equal(exacts, 80, 'every request needed the limit-per-group search');
   t.ok(windows >= 32 && windows < 80, `windows were given up after a while (${windows} tried)`);
+});
+
+t.test('SuggestService.run: the response body, the page from the cache on a repeat, query suggestions every time, pins released', async (t) => {
+  const snap = snapshotOf([docs.slice(0, 5), docs.slice(5)]);
+  t.teardown(() => snap.cleanup());
+  const src = countingSources(snap, settingsWith({}, { minSearches: 3, typoTolerance: 'default' }));
+  const asked: Array<{ siteId: string; query: string; max: number; minSearches: number }> = [];
+  let logged = [{ query: 'create table' }];
+  const service = new SuggestService({
+    ...src,
+    querySuggestions: (siteId, query, o) => {
+      asked.push({ siteId, query, ...o });
+      return logged;
+    },
+  });
+  const owner = {};
+  for (const q of ['cre', 'tab', 'zzz']) {
+    const want = JSON.parse(suggestBody(q, answerOf(computeSuggestPage(snap, src.settings, params(q), owner)), logged));
+    const runs = src.runs;
+    t.same(JSON.parse(await service.run('default', { ...params(q), maxQuerySuggestions: 3 })), want, `miss: ${q}`);
+    t.ok(src.runs > runs, `searched: ${q}`);
+    const searched = src.runs;
+    t.same(JSON.parse(await service.run('default', { ...params(q), maxQuerySuggestions: 3 })), want, `hit: ${q}`);
+    t.equal(src.runs, searched, `not searched again: ${q}`);
+  }
+  t.equal(service.cache.stats().hits, 3);
+  t.ok(src.pinsDuringRuns.every((n) => n === 1), 'every search ran on a pinned snapshot');
+  t.equal(src.pins, 0, 'every pin released');
+  t.same(asked[0], { siteId: 'default', query: 'cre', max: 3, minSearches: 3 }, 'the settings\' minSearches');
+  t.equal(asked.length, 6, 'query suggestions looked up for hits and misses alike');
+
+  // Query suggestions are never cached with the page.
+  logged = [{ query: 'create index' }];
+  t.same(JSON.parse(await service.run('default', { ...params('cre'), maxQuerySuggestions: 3 })).querySuggestions, logged, 'the current ones');
+  await service.run('default', { ...params('cre'), maxQuerySuggestions: 0 });
+  t.equal(asked.length, 7, 'maxQuerySuggestions=0: not looked up');
+
+  src.failWith = new Error('thread lost');
+  await t.rejects(service.run('default', { ...params('vacu'), maxQuerySuggestions: 0 }), /thread lost/);
+  t.equal(src.pins, 0, 'released after a failed search');
 });
