@@ -1,7 +1,7 @@
 /**
  * Cron job: import each project's sitemaps on its `crawler.sitemapSchedule` (default daily),
  * for projects that list `crawler.sitemapUrls`. Schedules follow settings changes without a
- * restart. The import itself is `CrawlService.importSitemaps` (src/crawl/service.ts): only URLs
+ * restart. The import itself is `CrawlService.importSitemaps` (src/crawl/intake.ts): only URLs
  * whose lastmod changed (or that have none) are queued; `removeMissing` drops pages that left.
  *
  * Tests inject `scheduler` and call the captured tick, so they never sleep.

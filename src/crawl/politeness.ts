@@ -17,10 +17,19 @@ interface HostState {
   nextStartAt: number;
 }
 
+/** A slot taken (release it once the request is back), or when to ask again. */
 export type Acquired = { ok: true; release: () => void } | { ok: false; retryAt: number };
 
+/**
+ * The request slots of every host, and the Crawl-delay each host's robots.txt asked for.
+ *
+ * @example
+ * const slot = gate.tryAcquire('docs.example.org', { concurrency: 2, delayMs: 250 }, clock());
+ * if (slot.ok) fetchPage().finally(slot.release); else wakeAt(slot.retryAt);
+ */
 export class HostGate {
   private readonly hosts = new Map<string, HostState>();
+  private readonly crawlDelays = new Map<string, number>();
 
   /**
    * Takes a slot for `host` at time `now` when the limits allow, else returns the earliest time
@@ -55,6 +64,20 @@ export class HostGate {
   extend(host: string, at: number): void {
     const st = this.hosts.get(host);
     if (st && st.nextStartAt < at) st.nextStartAt = at;
+  }
+
+  /** The Crawl-delay (ms) robots.txt asked of `host`; 0 when none is known. */
+  crawlDelay(host: string): number {
+    return this.crawlDelays.get(host) ?? 0;
+  }
+
+  /**
+   * Records the Crawl-delay of `host` read from its robots.txt at `now`. A changed delay also
+   * applies to the request already admitted, by pushing the host's next start.
+   */
+  learnCrawlDelay(host: string, delayMs: number, now: number): void {
+    if (this.crawlDelays.get(host) !== delayMs) this.extend(host, now + delayMs);
+    this.crawlDelays.set(host, delayMs);
   }
 
   /** Requests in flight to `host` (tests, status). */

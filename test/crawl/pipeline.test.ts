@@ -1,5 +1,5 @@
 /**
- * Throughput-relevant behaviour of the crawl scheduler (src/crawl/service.ts): a host's
+ * Throughput-relevant behaviour of the crawl dispatcher (src/crawl/dispatch.ts): a host's
  * politeness slot covers the request only, so the next request to the host starts while the
  * previous page still waits for its index commit — and `concurrencyPerHost` still bounds the
  * requests themselves.

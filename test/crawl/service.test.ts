@@ -258,8 +258,7 @@ t.test('cancel(predicate) cancels queued crawls of deleted URLs', async (t) => {
   const settings = testSettings({ respectRobotsTxt: false });
   const { index, make } = setup(t, () => settings);
   const svc = make();
-  // Not started: tasks stay queued.
-  (svc as unknown as { started: boolean }).started = false;
+  // Not started yet: tasks stay queued.
   const a = await svc.pushUrl('s1', `${site.url}/a.html`);
   const b = await svc.pushUrl('s1', `${site.url}/b.html`);
   t.equal(svc.pending('s1'), 2);
