@@ -8,22 +8,17 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
+import type { SegmentCounts } from './segment-format.js';
 
 export const MANIFEST_FORMAT = 1;
 export const MANIFEST_FILE = 'manifest.json';
 const TEMP_PREFIX = 'manifest.json.tmp';
 
 /** One published segment as the manifest records it. */
-export interface ManifestSegment {
+export interface ManifestSegment extends SegmentCounts {
   id: string;
   /** File name inside `segments/`. */
   file: string;
-  docCount: number;
-  searchableCount: number;
-  deleteCount: number;
-  minSeq: number;
-  maxSeq: number;
-  bytes: number;
 }
 
 export interface Manifest {

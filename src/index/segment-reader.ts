@@ -1,14 +1,20 @@
 /**
- * Reading side of the segment file format (src/index/segment.ts describes the tables):
- * {@link SegmentReader} opens a sealed segment read-only — on the main thread for liveness
- * bookkeeping and on search threads for queries — and keeps decoded postings in a shared,
- * byte-bounded CLOCK cache.
+ * The read side of a sealed segment (format: segment-format.ts). {@link SegmentReader} opens
+ * one read-only, on the main thread (liveness bookkeeping, reports) and on each search thread
+ * (queries), and keeps decoded postings in a byte-bounded CLOCK cache shared by every reader of
+ * the thread; {@link readRowColumns} loads the per-row columns the store's liveness bookkeeping
+ * keeps in memory.
+ *
+ * Invariants: a segment file never changes once sealed, so everything read from it may be
+ * cached for the reader's lifetime; whole-table scans go through short-lived connections
+ * ({@link scanWith}), never through the reader's own, whose page cache stays small.
  */
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
 import { words } from '../text/index.js';
 import { engineCacheBudget, engineCacheUsed } from './budgets.js';
-import { NFIELDS, SCAN_CACHE_KB, infoFrom, titleWithoutNumbering, decodePostings, type Postings, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment.js';
+import { decodePostings, type Postings } from './postings.js';
+import { NFIELDS, SCAN_CACHE_KB, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
 export interface DocValues {
@@ -21,21 +27,6 @@ export interface DocValues {
   docType: string[];
   filters: Array<FilterValue[] | null>;
   dataPoints: Array<DataPoint[] | null>;
-}
-
-/**
- * Runs `read` on a short-lived read-only connection to `path` with a small page cache
- * ({@link SCAN_CACHE_KB}), closed afterwards: for whole-table scans done once per reader, which
- * through the reader's own connection would leave its cache full for good.
- */
-function scanWith<T>(path: string, read: (db: Database.Database) => T): T {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
-    return read(db);
-  } finally {
-    db.close();
-  }
 }
 
 /** One cached postings list; `used` is the second-chance bit of the CLOCK eviction. */
@@ -387,4 +378,58 @@ export function parseLengths(json: string, out: Uint32Array, at: number): void {
     }
   }
   for (; f < NFIELDS; f++) out[at + f] = 0;
+}
+
+// Section numbering in front of documentation titles ("Chapter 5.", "E.3.", "F.1.", "IV.").
+const NUMBERING_RE = /^\s*(?:(?:appendix|chapter|part|section)\s+)?(?:[a-z]|[ivxlc]+|\d+)(?:\.\d+)*\.(?=\s)\s*/i;
+
+/** The title without leading section numbering, for exact-title matching. */
+function titleWithoutNumbering(title: string): string {
+  const t = title.replace(NUMBERING_RE, '');
+  return t.trim() === '' ? title : t;
+}
+
+/** The per-row columns liveness bookkeeping keeps in memory (see {@link readRowColumns}). */
+export interface RowColumns {
+  urls: string[];
+  seqs: Float64Array;
+  ats: Float64Array;
+  firstAts: Float64Array;
+  statuses: Uint16Array;
+  /** lengths[docId * NFIELDS + f] */
+  lengths: Uint32Array;
+  deletes: SegmentDelete[];
+}
+
+/**
+ * Reads every row's liveness columns (docId order) and the delete markers of a sealed segment
+ * straight into typed arrays, through a short-lived connection with a small page cache: the
+ * scan touches every docs leaf page, and a long-lived connection would keep them cached
+ * (better-sqlite3's default cache is 16 MB per connection). Main thread, at segment load.
+ */
+export function readRowColumns(path: string, docCount: number): RowColumns {
+  return scanWith(path, (db) => {
+    const c: RowColumns = {
+      urls: new Array<string>(docCount),
+      seqs: new Float64Array(docCount),
+      ats: new Float64Array(docCount),
+      firstAts: new Float64Array(docCount),
+      statuses: new Uint16Array(docCount),
+      lengths: new Uint32Array(docCount * NFIELDS),
+      deletes: db.prepare('SELECT url, seq, at FROM deletes').all() as SegmentDelete[],
+    };
+    const it = db.prepare('SELECT id, url, seq, at, first_at AS firstAt, status, lengths FROM docs ORDER BY id').raw().iterate() as IterableIterator<
+      [number, string, number, number, number, number, string]
+    >;
+    for (const [id, url, seq, at, firstAt, status, lengths] of it) {
+      if (id < 0 || id >= docCount) throw new Error(`segment ${path}: row id ${id} outside 0..${docCount - 1}`);
+      c.urls[id] = url;
+      c.seqs[id] = seq;
+      c.ats[id] = at;
+      c.firstAts[id] = firstAt;
+      c.statuses[id] = status;
+      parseLengths(lengths, c.lengths, id * NFIELDS);
+    }
+    return c;
+  });
 }

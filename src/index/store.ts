@@ -38,8 +38,8 @@ import type {
 } from './contract.js';
 import { readManifest, writeManifest, fsyncDirAsync, safeReaddir, type Manifest, type ManifestSegment, MANIFEST_FORMAT } from './manifest.js';
 import { selectMerges, type MergePolicyOptions } from './merge-policy.js';
-import { FIELDS, readRowColumns, type RowColumns, type SegmentDelete, type SegmentInfo } from './segment.js';
-import { SegmentReader } from './segment-reader.js';
+import { FIELDS, type SegmentDelete, type SegmentInfo } from './segment-format.js';
+import { SegmentReader, readRowColumns, type RowColumns } from './segment-reader.js';
 import { stallForever, type BuildSegmentTask, type PausePoint, type TaskPool } from './tasks.js';
 import { WriteLog } from './write-log.js';
 

@@ -4,7 +4,9 @@
  * and pool workers, so nothing here touches main-thread state.
  */
 import fs from 'node:fs';
-import { mergeSegments, writeSegment, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment.js';
+import type { SegmentDelete, SegmentEntry, SegmentInfo } from './segment-format.js';
+import { mergeSegments } from './segment-merge.js';
+import { writeSegment } from './segment-write.js';
 import { decodeLine, peekLineSeq, readLogLines } from './write-log.js';
 
 /** Where a crash test may make the store stall so that a SIGKILL lands there. */

@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { writeSegment, readRowColumns, NFIELDS, SCAN_CACHE_KB, SEGMENT_FORMAT, PostingsPool } from '../../src/index/segment.js';
-import { SegmentReader, READER_CACHE_KB, parseLengths } from '../../src/index/segment-reader.js';
+import { NFIELDS, SCAN_CACHE_KB, SEGMENT_FORMAT } from '../../src/index/segment-format.js';
+import { writeSegment } from '../../src/index/segment-write.js';
+import { PostingsPool } from '../../src/index/postings-builder.js';
+import { SegmentReader, READER_CACHE_KB, parseLengths, readRowColumns } from '../../src/index/segment-reader.js';
 import { makeDoc } from '../helpers/docs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));
@@ -106,7 +108,7 @@ t.test('refuses a file of another format', async (t) => {
 });
 
 t.test('a merge equals a fresh build of the same live rows', async (t) => {
-  const { mergeSegments } = await import('../../src/index/segment.js');
+  const { mergeSegments } = await import('../../src/index/segment-merge.js');
   const mk = (i: number, extra = {}) => ({
     seq: i + 1, at: 1000 + i, firstAt: 500 + i,
     doc: makeDoc(`https://m.test/${i}`, `Page ${i} about tables`, `content ${i % 7} shared words e-mail pg_proc ${'x'.repeat(i % 5)}`, {
@@ -146,7 +148,7 @@ t.test('a merge equals a fresh build of the same live rows', async (t) => {
 });
 
 t.test('merged postings are byte for byte those of a fresh build (sources with and without dead rows)', async (t) => {
-  const { mergeSegments } = await import('../../src/index/segment.js');
+  const { mergeSegments } = await import('../../src/index/segment-merge.js');
   const mk = (i: number) => ({
     seq: i + 1, at: 1000 + i, firstAt: 500 + i,
     // Long content: tfs above 127 and ids far apart need multi-byte varints.

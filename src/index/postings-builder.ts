@@ -1,0 +1,378 @@
+/**
+ * Counting a segment build's postings (build stage, pool worker thread): {@link PostingsBuilder}
+ * counts each searchable document's words per field and appends one encoded entry (postings.ts)
+ * per term and document to that term's list in a {@link PostingsPool}.
+ *
+ * Invariants: documents are counted in id order, one at a time ({@link PostingsBuilder.begin} …
+ * {@link PostingsBuilder.end}), so each list is in id order and its deltas are positive;
+ * {@link PostingsBuilder.addText} splits text exactly like `words()`.
+ */
+import { words, alnumParts } from '../text/index.js';
+import { encodePosting, withCapacity, MAX_POSTING_BYTES } from './postings.js';
+import { NFIELDS, hashWord } from './segment-format.js';
+
+/** ASCII code → lower-cased code for letters and digits, 0 for separators. */
+const LOWER = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) LOWER[c] = c;
+for (let c = 97; c <= 122; c++) LOWER[c] = c;
+for (let c = 65; c <= 90; c++) LOWER[c] = c + 32;
+const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
+
+/** Whether the (non-ASCII) character at `i` is part of a word (letter, digit or mark). */
+function isWordChar(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  return WORD_CHAR.test(c >= 0xd800 && c <= 0xdbff ? text.slice(i, i + 2) : text[i]!);
+}
+
+/**
+ * Accumulates postings for one segment build (pool thread). Terms get dense indexes; a
+ * document's term frequencies are counted in a typed scratch array and, once per document,
+ * appended to each of its terms' postings already encoded in the segment format (docs arrive
+ * in id order, so the id deltas are known then). The bytes live in a {@link PostingsPool}: a
+ * build's postings are its biggest structure, and encoded (about 4 bytes per posting) and off
+ * the V8 heap they take a fraction of what a JS array per term would.
+ *
+ * Laid out for the cache: the build does one lookup per word of text (≈ 1,000 per page) in a
+ * vocabulary of tens of thousands of terms, so everything a lookup and a count touch for one
+ * term sits in one 32-byte record ({@link REC}), the hash table's slots carry the hash beside the
+ * term index, the terms' characters are compared in one contiguous arena rather than through
+ * each term's string object, and the counts of the current document live in a small dense
+ * scratch indexed by the term's position in that document: the loop's cost is cache misses,
+ * not instructions.
+ */
+export class PostingsBuilder {
+  readonly terms: string[] = [];
+  private readonly pool = new PostingsPool();
+  /** Per term, REC Int32s: see the R_* offsets. */
+  private rec = new Int32Array(1024 * REC);
+  /** The characters of every term (UTF-16 code units), each term at its R_OFF, R_LEN. */
+  private chars = new Uint16Array(1 << 16);
+  private charsUsed = 0;
+  /** One posting being encoded. */
+  private readonly entry = new Uint8Array(MAX_POSTING_BYTES);
+  /** Per term of the current document, in first-seen order: its term index ... */
+  private touched = new Int32Array(1024);
+  private nTouched = 0;
+  /** ... and its frequency in each field (NFIELDS per touched term; saturates at 65535). */
+  private counts = new Uint16Array(1024 * NFIELDS);
+  private doc = -1;
+
+  // Open-addressing table, two Int32s per slot: a word's hash and its term index + 1 (0 = empty),
+  // so that words of long text are counted without creating a string per occurrence (addText).
+  private slots = new Int32Array(2 << 16);
+  private slotBits = 16;
+
+  begin(id: number): void {
+    this.doc = id;
+  }
+
+  /** The slot where the search for hash `h` starts (Fibonacci hashing: words that differ only in their last letter land apart). */
+  private home(h: number): number {
+    return Math.imul(h, 0x9e3779b1) >>> (32 - this.slotBits);
+  }
+
+  /** Adds `term` (hash `h`, not yet present) and returns its index; its characters are already at `chars[charsUsed, + term.length)`. */
+  private create(term: string, h: number): number {
+    const i = this.terms.length;
+    this.terms.push(term);
+    this.rec = withCapacity(this.rec, i * REC, (i + 1) * REC);
+    const r = i * REC;
+    this.rec[r + R_SEEN] = -1;
+    this.rec[r + R_HASH] = h;
+    this.rec[r + R_OFF] = this.charsUsed;
+    this.rec[r + R_LEN] = term.length;
+    this.charsUsed += term.length;
+    this.pool.addList();
+    if (this.terms.length * 2 > 1 << this.slotBits) this.rehash();
+    else this.place(i, h);
+    return i;
+  }
+
+  /** Makes room for `n` more characters in the arena. */
+  private reserveChars(n: number): void {
+    this.chars = withCapacity(this.chars, this.charsUsed, this.charsUsed + n);
+  }
+
+  private place(i: number, h: number): void {
+    const mask = (1 << this.slotBits) - 1;
+    let k = this.home(h);
+    while (this.slots[2 * k + 1] !== 0) k = (k + 1) & mask;
+    this.slots[2 * k] = h;
+    this.slots[2 * k + 1] = i + 1;
+  }
+
+  private rehash(): void {
+    this.slotBits++;
+    this.slots = new Int32Array(2 << this.slotBits);
+    for (let i = 0; i < this.terms.length; i++) this.place(i, this.rec[i * REC + R_HASH]!);
+  }
+
+  /** Counts `term` (folded already) in `field`. */
+  add(field: number, term: string): void {
+    this.count(field, this.termIndex(term, 0, term.length, hashWord(term), false));
+  }
+
+  /**
+   * Tokenizes `text` exactly like `words()` and counts every word in `field`; returns the
+   * number of words. Plain ASCII words (nearly all of them) are hashed from the text and
+   * looked up without allocating; runs holding other letters take the `words()` path.
+   */
+  addText(field: number, text: string): number {
+    let n = 0;
+    const len = text.length;
+    let i = 0;
+    while (i < len) {
+      let c = text.charCodeAt(i);
+      if (c < 128 ? LOWER[c] === 0 : !isWordChar(text, i)) {
+        i += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
+        continue;
+      }
+      const start = i;
+      let h = 0;
+      let plain = true;
+      let kinds = 0; // 1: letters seen, 2: digits seen
+      while (i < len) {
+        c = text.charCodeAt(i);
+        if (c < 128) {
+          const l = LOWER[c]!;
+          if (l === 0) break;
+          h = (Math.imul(h, 31) + l) | 0;
+          kinds |= l >= 97 ? 1 : 2;
+          i++;
+        } else if (isWordChar(text, i)) {
+          plain = false;
+          i += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
+        } else break;
+      }
+      if (!plain) {
+        for (const w of words(text.slice(start, i))) {
+          this.add(field, w);
+          n++;
+        }
+        continue;
+      }
+      this.count(field, this.termIndex(text, start, i, h, true));
+      n++;
+      // Letters and digits mixed (utf8, elma04): their runs are terms too (not counted in length).
+      if (kinds === 3) for (const part of alnumParts(text.slice(start, i).toLowerCase())) this.add(field, part);
+    }
+    return n;
+  }
+
+  /**
+   * Term index of text[start, end), created when new; `h` is its {@link hashWord}. With `fold`
+   * the characters are plain ASCII letters and digits, lower-cased through {@link LOWER} on the
+   * fly (words straight from the text); without, the term is taken as it is.
+   */
+  private termIndex(text: string, start: number, end: number, h: number, fold: boolean): number {
+    const mask = (1 << this.slotBits) - 1;
+    const len = end - start;
+    for (let k = this.home(h); ; k = (k + 1) & mask) {
+      const v = this.slots[2 * k + 1]!;
+      if (v === 0) break;
+      if (this.slots[2 * k] !== h) continue;
+      const r = (v - 1) * REC;
+      if (this.rec[r + R_LEN] !== len) continue;
+      const off = this.rec[r + R_OFF]!;
+      let j = 0;
+      while (j < len && this.chars[off + j] === (fold ? LOWER[text.charCodeAt(start + j)] : text.charCodeAt(start + j))) j++;
+      if (j === len) return v - 1;
+    }
+    this.reserveChars(len);
+    for (let j = 0; j < len; j++) this.chars[this.charsUsed + j] = fold ? LOWER[text.charCodeAt(start + j)]! : text.charCodeAt(start + j);
+    const term = text.slice(start, end);
+    return this.create(fold ? term.toLowerCase() : term, h);
+  }
+
+  private count(field: number, i: number): void {
+    const r = i * REC;
+    let t: number;
+    if (this.rec[r + R_SEEN] !== this.doc) {
+      this.rec[r + R_SEEN] = this.doc;
+      t = this.nTouched++;
+      this.rec[r + R_LOCAL] = t;
+      if (t === this.touched.length) {
+        this.touched = withCapacity(this.touched, t, t + 1);
+        this.counts = withCapacity(this.counts, t * NFIELDS, (t + 1) * NFIELDS);
+      }
+      this.touched[t] = i;
+      this.counts.fill(0, t * NFIELDS, t * NFIELDS + NFIELDS);
+    } else t = this.rec[r + R_LOCAL]!;
+    const k = t * NFIELDS + field;
+    if (this.counts[k]! < 65535) this.counts[k]!++;
+  }
+
+  /** Ends the current document; `english` marks its words for stemming. */
+  end(english: boolean): void {
+    const sc = this.counts;
+    const e = this.entry;
+    const rec = this.rec;
+    for (let t = 0; t < this.nTouched; t++) {
+      const i = this.touched[t]!;
+      const r = i * REC;
+      const n = encodePosting(e, rec[r + R_DF] === 0 ? this.doc : this.doc - rec[r + R_LAST]!, sc, t * NFIELDS);
+      this.pool.append(i, e, n);
+      rec[r + R_DF]!++;
+      rec[r + R_LAST] = this.doc;
+      if (english) rec[r + R_ENGLISH] = 1;
+    }
+    this.nTouched = 0;
+  }
+
+  /**
+   * The encoded postings of term `i` (a view valid until the next call) and its document
+   * frequency (after the last {@link end}).
+   */
+  postings(i: number): [Buffer, number] {
+    return [this.pool.bytes(i), this.rec[i * REC + R_DF]!];
+  }
+
+  /** Whether term `i` occurred in an English document (so it gets an English stem). */
+  isEnglish(i: number): boolean {
+    return this.rec[i * REC + R_ENGLISH] === 1;
+  }
+}
+
+/** Int32s per term record of {@link PostingsBuilder} (32 bytes: one cache line holds two). */
+const REC = 8;
+/** Record fields: last document that counted the term, its position in that document's touched list, df, last document id, 1 when seen in an English document, hash, characters' offset and length in the arena. */
+const R_SEEN = 0;
+const R_LOCAL = 1;
+const R_DF = 2;
+const R_LAST = 3;
+const R_ENGLISH = 4;
+const R_HASH = 5;
+const R_OFF = 6;
+const R_LEN = 7;
+
+/**
+ * Bytes per pool chunk (blocks never span two chunks): 32 MiB, glibc's largest dynamic mmap
+ * threshold, so every chunk is its own mmap — lazily zero, resident only where written, and
+ * given back to the OS when the build's pool is collected. Smaller chunks would raise glibc's
+ * mmap threshold once the first is freed, and from then on come from the pool thread's malloc
+ * arena, which glibc keeps: every build would grow the thread's resident memory.
+ */
+const POOL_CHUNK_BITS = 25;
+/** Block sizes of a list: the first is small (most terms occur in few documents), then doubling. */
+const FIRST_BLOCK = 16;
+const MAX_BLOCK = 4096;
+/** Int32s per list in {@link PostingsPool}'s state (five used; eight keep a list inside one cache line). */
+const LIST = 8;
+const L_HEAD = 0;
+const L_POS = 1;
+const L_END = 2;
+const L_SIZE = 3;
+const L_LENGTH = 4;
+
+/**
+ * Growable byte lists, many of them, in shared 32 MiB chunks (one segment build's postings, pool
+ * thread; exported for tests):
+ * each list is a chain of blocks of doubling size (16 bytes up to 4 KiB), each block ending in
+ * the 4-byte address of the next one. Nothing per list lives on the JS heap but a few typed
+ * array slots, and no block is ever copied while the build runs.
+ */
+export class PostingsPool {
+  private readonly chunks: Uint8Array[] = [];
+  private scratch = Buffer.allocUnsafe(4096);
+  private readonly bits: number;
+  private readonly chunk: number;
+  /** Bytes taken in the last chunk. */
+  private used = 0;
+  private lists = 0;
+  /**
+   * Per list, {@link LIST} Int32s side by side (an append touches all of them, and a build
+   * appends to a few hundred random lists per document, so one cache line per list): first
+   * block, write position, end of the current block's payload, its size, bytes written.
+   */
+  private st = new Int32Array(1024 * LIST);
+
+  /** `chunkBits`: log2 of the chunk size (tests use small chunks to cross chunk boundaries). */
+  constructor(chunkBits = POOL_CHUNK_BITS) {
+    this.bits = chunkBits;
+    this.chunk = 1 << chunkBits;
+  }
+
+  /** Adds an empty list (index = the number of lists before). */
+  addList(): void {
+    const i = this.lists++;
+    this.st = withCapacity(this.st, i * LIST, (i + 1) * LIST);
+    this.st[i * LIST + L_HEAD] = -1;
+  }
+
+  /** Appends `src[0, n)` to list `i`. */
+  append(i: number, src: Uint8Array, n: number): void {
+    const st = this.st;
+    const l = i * LIST;
+    if (st[l + L_HEAD] === -1) {
+      const b = this.block(FIRST_BLOCK);
+      st[l + L_HEAD] = st[l + L_POS] = b;
+      st[l + L_END] = b + FIRST_BLOCK - 4;
+      st[l + L_SIZE] = FIRST_BLOCK;
+    }
+    st[l + L_LENGTH]! += n;
+    let p = st[l + L_POS]!;
+    if (p + n <= st[l + L_END]!) {
+      // A byte loop: entries are a few bytes, and a subarray view per entry would be garbage.
+      const c = this.chunks[p >>> this.bits]!;
+      const o = p & (this.chunk - 1);
+      for (let j = 0; j < n; j++) c[o + j] = src[j]!;
+      st[l + L_POS] = p + n;
+      return;
+    }
+    for (let j = 0; j < n; j++) {
+      if (p === st[l + L_END]) {
+        // Link a new block: its address goes into the last 4 bytes of the full one.
+        const size = Math.min(st[l + L_SIZE]! * 2, MAX_BLOCK);
+        const b = this.block(size);
+        const c = this.chunks[p >>> this.bits]!;
+        const o = p & (this.chunk - 1);
+        c[o] = b & 0xff;
+        c[o + 1] = (b >>> 8) & 0xff;
+        c[o + 2] = (b >>> 16) & 0xff;
+        c[o + 3] = (b >>> 24) & 0xff;
+        p = b;
+        st[l + L_END] = b + size - 4;
+        st[l + L_SIZE] = size;
+      }
+      this.chunks[p >>> this.bits]![p & (this.chunk - 1)] = src[j]!;
+      p++;
+    }
+    st[l + L_POS] = p;
+  }
+
+  /**
+   * The bytes of list `i`, in one buffer: a view of a scratch buffer this pool reuses, valid
+   * until the next call (callers bind it to an insert, which copies it), so reading thousands
+   * of lists allocates no buffer per list.
+   */
+  bytes(i: number): Buffer {
+    const len = this.st[i * LIST + L_LENGTH]!;
+    if (this.scratch.length < len) this.scratch = Buffer.allocUnsafe(Math.max(len, this.scratch.length * 2));
+    const out = this.scratch.subarray(0, len);
+    let left = out.length;
+    let b = this.st[i * LIST + L_HEAD]!;
+    let size = FIRST_BLOCK;
+    while (left > 0) {
+      const c = this.chunks[b >>> this.bits]!;
+      const o = b & (this.chunk - 1);
+      const n = Math.min(left, size - 4);
+      out.set(c.subarray(o, o + n), out.length - left);
+      left -= n;
+      if (left === 0) break;
+      b = c[o + size - 4]! | (c[o + size - 3]! << 8) | (c[o + size - 2]! << 16) | (c[o + size - 1]! << 24);
+      size = Math.min(size * 2, MAX_BLOCK);
+    }
+    return out;
+  }
+
+  /** Address of a fresh block of `size` bytes (a new chunk when the current one lacks room). */
+  private block(size: number): number {
+    if (this.chunks.length === 0 || this.used + size > this.chunk) {
+      this.chunks.push(new Uint8Array(this.chunk));
+      this.used = 0;
+    }
+    const b = (this.chunks.length - 1) * this.chunk + this.used;
+    this.used += size;
+    return b;
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The segment file format: its tables, the types of what goes in and out, and the two steps
+ * every segment file goes through whoever writes it ({@link createFile} before the rows,
+ * {@link sealFile} after). A segment is an immutable SQLite file, written once in a pool worker
+ * by the build stage (segment-write.ts) or the merge stage (segment-merge.ts) and read by
+ * {@link SegmentReader} (segment-reader.ts) on the main thread and the search threads.
+ *
+ * Tables (format 1):
+ * - `meta(key, value)`: `format`, counts, seq range, `created`.
+ * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
+ *   data_points, title, headings, content, image, description, hkeys, body)`: one row per URL,
+ *   dense ids 0..n-1. `lengths` = token count of each FIELDS entry; `headings` = the headings
+ *   wrapped in boundary markers (for FTS5); `hkeys` = {@link hashWord} of each heading's folded
+ *   words; `body` = the rest of the PageDoc as JSON (title and content live in their columns for
+ *   searchable rows).
+ * - `deletes(url, seq, at)`: delete markers.
+ * - `terms(term, stem, df, postings)`: our inverted index, one row per folded (unstemmed) word
+ *   or compound. `stem` is the English stem when the word occurs in an English document, else
+ *   the word. `postings`: see postings.ts. Scoring statistics come from here, summed over live
+ *   rows of every segment, so ranking does not depend on how the index is split.
+ * - `fts` (FTS5, external content over `docs`: title, headings, content; detail=full): built in
+ *   C by `rebuild` after the rows are in; answers phrase queries (`"a b"`) and exclusions.
+ *
+ * Invariants: a sealed file is complete and fsync'd and never changes again; a file whose
+ * `meta.format` is not {@link SEGMENT_FORMAT} is refused by {@link infoFrom}.
+ *
+ * Any thread; synchronous file I/O.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import type { PageDoc } from '../types.js';
+
+/** Searchable fields, in the order used by every per-field array. */
+export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
+export const NFIELDS = FIELDS.length;
+export const SEGMENT_FORMAT = 1;
+
+/** An upsert as it goes into a segment. `firstAt` = when the URL was first indexed (ms). */
+export interface SegmentEntry {
+  seq: number;
+  at: number;
+  firstAt: number;
+  doc: PageDoc;
+}
+/** A delete marker: shadows every row of `url` with a lower seq in any segment. */
+export interface SegmentDelete {
+  seq: number;
+  at: number;
+  url: string;
+}
+/** The sizes of a sealed segment, as its meta table and the manifest record them. */
+export interface SegmentCounts {
+  /** Rows in `docs` (any status); docIds are 0..docCount-1. */
+  docCount: number;
+  /** Rows with status 200. */
+  searchableCount: number;
+  deleteCount: number;
+  minSeq: number;
+  maxSeq: number;
+  /** File size. */
+  bytes: number;
+}
+/** What a build or merge returns: the sealed file's format and sizes. */
+export interface SegmentInfo extends SegmentCounts {
+  format: number;
+}
+/** What liveness bookkeeping needs of each row. */
+export interface SegmentRow {
+  id: number;
+  url: string;
+  seq: number;
+  at: number;
+  firstAt: number;
+  status: number;
+  /** Token length of each FIELDS entry (all zero for non-200 rows). */
+  lengths: number[];
+}
+
+/**
+ * Markers around each title, keyword and heading in the FTS5 streams, so that a phrase query
+ * `"xqzbeg a b xqzend"` means "a heading that is exactly `a b`" and phrases never run from one
+ * heading into the next. They are not in `terms`, so they never affect scoring statistics.
+ */
+export const FTS_BEGIN = 'xqzbeg';
+export const FTS_END = 'xqzend';
+
+const SCHEMA = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE docs(
+  id INTEGER PRIMARY KEY, url TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
+  first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
+  grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
+  data_points TEXT NOT NULL, title TEXT NOT NULL, headings TEXT NOT NULL, content TEXT NOT NULL,
+  image TEXT, description TEXT, hkeys BLOB, body TEXT NOT NULL);
+CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
+`;
+// Built after the bulk inserts: cheaper than maintaining them row by row.
+const POST_SCHEMA = `
+CREATE INDEX docs_url ON docs(url);
+CREATE INDEX terms_stem ON terms(stem);
+CREATE VIRTUAL TABLE fts USING fts5(title, headings, content, content='docs', content_rowid='id', columnsize=0, detail=full,
+  tokenize="unicode61 remove_diacritics 2");
+INSERT INTO fts(fts) VALUES('rebuild');
+`;
+
+/**
+ * Page cache (KiB) of connections that only scan a file once (merge sources, row loading):
+ * a scan gains nothing from caching, and each connection would otherwise keep up to 16 MB.
+ */
+export const SCAN_CACHE_KB = 1024;
+
+/**
+ * Page cache (KiB) of a segment being written. Rows and terms are appended in key order, so
+ * a large cache buys little; SQLite's memory is malloc'd per thread and glibc keeps what a
+ * build freed in that thread's arena, so every MB here stays resident after the build.
+ */
+const BUILD_CACHE_KB = 4096;
+
+/** Every column of `docs`, in table order (inserts and merge copies name them all). */
+export const DOC_COLUMNS = 'id,url,seq,at,first_at,status,lengths,boost,grp,doc_type,language,filters,data_points,title,headings,content,image,description,hkeys,body';
+
+/**
+ * Creates a new, empty segment file at `path` (which must not exist) with the tables of the
+ * format, ready for bulk inserts by one thread.
+ */
+export function createFile(path: string): Database.Database {
+  if (fs.existsSync(path)) throw new Error(`segment file already exists: ${path}`);
+  const db = new Database(path);
+  // A segment is written once by one thread; a crash mid-build leaves a file no manifest
+  // lists, which start-up deletes. So no journal file, and one fsync at the end (sealFile).
+  // MEMORY rather than OFF: better-sqlite3 runs in defensive mode, which silently ignores
+  // journal_mode=OFF (the pragma answers 'delete'), and a `<file>-journal` next to an in-flight
+  // build is a file the store's gc could delete under it (SQLITE_IOERR_DELETE_NOENT).
+  db.pragma('journal_mode = MEMORY');
+  db.pragma('synchronous = OFF');
+  db.pragma('page_size = 8192');
+  db.pragma(`cache_size = -${BUILD_CACHE_KB}`);
+  db.exec(SCHEMA);
+  return db;
+}
+
+/** The lowest and highest seq a segment being written holds (both 0 while it holds none). */
+export class SeqRange {
+  private lo = Number.MAX_SAFE_INTEGER;
+  private hi = 0;
+  add(seq: number): void {
+    if (seq < this.lo) this.lo = seq;
+    if (seq > this.hi) this.hi = seq;
+  }
+  get min(): number {
+    return this.lo === Number.MAX_SAFE_INTEGER ? 0 : this.lo;
+  }
+  get max(): number {
+    return this.hi;
+  }
+}
+
+/** Inserts the delete markers of a segment being written (inside the caller's transaction). */
+export function insertDeletes(db: Database.Database, deletes: readonly SegmentDelete[], seqs: SeqRange): void {
+  const ins = db.prepare('INSERT INTO deletes(url,seq,at) VALUES (?,?,?)');
+  for (const del of deletes) {
+    seqs.add(del.seq);
+    ins.run(del.url, del.seq, del.at);
+  }
+}
+
+/**
+ * Finishes a segment: indexes, FTS5 build, meta, then close and fsync the file. The caller
+ * renames it into place and fsyncs the directory.
+ */
+export function sealFile(
+  db: Database.Database,
+  path: string,
+  counts: { docCount: number; searchableCount: number; deleteCount: number },
+  seqs: SeqRange,
+): SegmentInfo {
+  try {
+    db.exec(POST_SCHEMA);
+    const ins = db.prepare('INSERT INTO meta(key,value) VALUES (?,?)');
+    db.transaction(() => {
+      for (const [k, v] of Object.entries({ ...counts, minSeq: seqs.min, maxSeq: seqs.max })) ins.run(k, String(v));
+      ins.run('format', String(SEGMENT_FORMAT));
+      ins.run('created', new Date().toISOString());
+    })();
+  } finally {
+    db.close();
+  }
+  const fd = fs.openSync(path, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return scanWith(path, (db) => infoFrom(db, path));
+}
+
+/** The hash addText computes for a plain lower-case word; also the heading-key hash. */
+export function hashWord(w: string): number {
+  let h = 0;
+  for (let j = 0; j < w.length; j++) h = (Math.imul(h, 31) + w.charCodeAt(j)) | 0;
+  return h;
+}
+
+/**
+ * Runs `read` on a short-lived read-only connection to `path` with a small page cache
+ * ({@link SCAN_CACHE_KB}), closed afterwards: for whole-table scans done once per file, which
+ * through a long-lived connection would leave its cache full for good.
+ */
+export function scanWith<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = openForScan(path);
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A read-only connection to a sealed segment with the small scan page cache; the caller closes it. */
+export function openForScan(path: string): Database.Database {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  db.pragma(`cache_size = -${SCAN_CACHE_KB}`);
+  return db;
+}
+
+/** The meta table of an open segment (checks the format version). */
+export function infoFrom(db: Database.Database, path: string): SegmentInfo {
+  const m = new Map<string, string>();
+  for (const r of db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>) m.set(r.key, r.value);
+  const format = Number(m.get('format'));
+  if (format !== SEGMENT_FORMAT) throw new Error(`segment ${path} has format ${format}, expected ${SEGMENT_FORMAT}`);
+  return {
+    format,
+    docCount: Number(m.get('docCount')),
+    searchableCount: Number(m.get('searchableCount')),
+    deleteCount: Number(m.get('deleteCount')),
+    minSeq: Number(m.get('minSeq')),
+    maxSeq: Number(m.get('maxSeq')),
+    bytes: fs.statSync(path).size,
+  };
+}

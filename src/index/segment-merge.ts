@@ -1,0 +1,111 @@
+/**
+ * The merge stage of a segment (pool worker thread, `workers/merge-segments.ts`): copies the
+ * rows that were live when the merge started out of several sealed segments, plus the delete
+ * markers still needed, into one new segment file (format: segment-format.ts).
+ *
+ * Invariants: sources are only read; rows keep their seq, at and firstAt, so the liveness rule
+ * (contract.ts) decides between a merged copy and any newer write without coordination; the
+ * result holds the same postings bytes a fresh build of the same rows would.
+ */
+import { ByteWriter, remapPostings } from './postings.js';
+import {
+  DOC_COLUMNS,
+  SCAN_CACHE_KB,
+  SeqRange,
+  createFile,
+  insertDeletes,
+  openForScan,
+  sealFile,
+  type SegmentDelete,
+  type SegmentInfo,
+} from './segment-format.js';
+
+/** One source of a merge: a sealed segment and the row ids to keep (ascending). */
+export interface MergeSource {
+  path: string;
+  liveIds: number[];
+}
+
+/**
+ * Merges the live rows of `sources` into a new segment at `path`, without re-analysing any
+ * text: stored rows are copied by SQL, postings are filtered and renumbered term by term (a
+ * k-way merge over the sources' sorted term tables, so memory stays flat; entries are copied as
+ * bytes, see remapPostings), and FTS5 is rebuilt from the copied rows. Rows keep their
+ * seq/at/firstAt. Synchronous; runs in a pool worker.
+ *
+ * @example
+ * mergeSegments(`${dir}/m1.seg.tmp`, [{ path: a, liveIds: [0, 2] }, { path: b, liveIds: [1] }], []);
+ */
+export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[]): SegmentInfo {
+  const db = createFile(path);
+  let next = 0;
+  let searchable = 0;
+  const seqs = new SeqRange();
+  // old id → new id per source (-1 when dropped).
+  const maps: Int32Array[] = [];
+  try {
+    db.exec('CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
+    for (const src of sources) {
+      db.prepare('ATTACH DATABASE ? AS src').run(src.path);
+      try {
+        db.pragma(`src.cache_size = -${SCAN_CACHE_KB}`);
+        const n = db.prepare('SELECT count(*) FROM src.docs').pluck().get() as number;
+        const map = new Int32Array(n).fill(-1);
+        db.transaction(() => {
+          db.exec('DELETE FROM temp.idmap');
+          const insMap = db.prepare('INSERT INTO temp.idmap(old,new) VALUES (?,?)');
+          for (const old of src.liveIds) {
+            map[old] = next;
+            insMap.run(old, next++);
+          }
+          db.exec(`INSERT INTO main.docs(${DOC_COLUMNS}) SELECT m.new, ${DOC_COLUMNS.split(',').slice(1).map((c) => 'd.' + c).join(',')}
+                   FROM src.docs d JOIN temp.idmap m ON d.id = m.old ORDER BY m.new`);
+        })();
+        const st = db.prepare('SELECT min(d.seq) AS lo, max(d.seq) AS hi, sum(d.status = 200) AS ok FROM src.docs d JOIN temp.idmap m ON d.id = m.old').get() as { lo: number | null; hi: number | null; ok: number | null };
+        if (st.lo !== null) seqs.add(st.lo);
+        if (st.hi !== null) seqs.add(st.hi);
+        searchable += st.ok ?? 0;
+        maps.push(map);
+      } finally {
+        db.exec('DETACH DATABASE src');
+      }
+    }
+    const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
+    const readers = sources.map((s) => openForScan(s.path));
+    try {
+      const its = readers.map((r) => (r.prepare('SELECT term, stem, postings FROM terms ORDER BY term').iterate() as IterableIterator<{ term: string; stem: string; postings: Buffer }>));
+      const heads = its.map((it) => it.next());
+      db.transaction(() => {
+        insertDeletes(db, deletes, seqs);
+        // One writer for every term (SQLite copies a bound blob): a fresh writer per term would
+        // grow a new buffer by doubling for each long list, malloc'd and freed sizes of up to a
+        // few MB that glibc then keeps in the pool thread's arena.
+        const w = new ByteWriter();
+        for (;;) {
+          let term: string | null = null;
+          for (const h of heads) if (!h.done && (term === null || h.value.term < term)) term = h.value.term;
+          if (term === null) break;
+          w.reset();
+          let prev = 0;
+          let df = 0;
+          let stem = term;
+          heads.forEach((h, si) => {
+            if (h.done || h.value.term !== term) return;
+            if (h.value.stem !== term) stem = h.value.stem;
+            const r = remapPostings(h.value.postings, maps[si]!, w, prev);
+            prev = r.prev;
+            df += r.df;
+            heads[si] = its[si]!.next();
+          });
+          if (df > 0) insTerm.run(term, stem, df, w.bytes());
+        }
+      })();
+    } finally {
+      for (const r of readers) r.close();
+    }
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs);
+}
