@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: setup build start test bench bench-ingest bench-search bench-suggest bench-crawl relevance reindex export clean
+.PHONY: setup web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -16,12 +16,22 @@ setup:
 	@if [ ! -f $(BETTER_SQLITE) ]; then echo "make setup: building better-sqlite3"; npm rebuild better-sqlite3; fi
 	@test -f $(BETTER_SQLITE) || { echo "make setup: better-sqlite3 native module missing after rebuild" >&2; exit 1; }
 
+# Browser bundles: the widget and the Control Panel (src/web → dist/web, esbuild). Rebuilt only
+# when a file under src/web or the lockfile changed; the server serves what is in dist/web.
+WEB_SOURCES := $(shell find src/web -type f 2>/dev/null) package-lock.json
+WEB_MANIFEST := dist/web/manifest.json
+
+$(WEB_MANIFEST): $(WEB_SOURCES) | setup
+	$(TSX) src/web/build.ts
+
+web: $(WEB_MANIFEST)
+
 # Make's own dependency tracking: dist/ is rebuilt only when a source or tsconfig is newer than
 # the stamp, so a second `make start` with nothing changed starts at once.
 BUILD_STAMP := dist/.build-stamp
 TS_SOURCES := $(shell find src workers jobs -name '*.ts' 2>/dev/null)
 
-build: setup $(BUILD_STAMP)
+build: setup web $(BUILD_STAMP)
 
 $(BUILD_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json package-lock.json
 	npx tsc -p tsconfig.build.json
@@ -31,8 +41,9 @@ $(BUILD_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json package-lock.jso
 start: setup build
 	NODE=$(NODE) bin/sitesift serve
 
-test: setup
+test: setup web
 	npx tsc --noEmit -p .
+	npx tsc --noEmit -p src/web
 	npx tap
 
 # Each benchmark rewrites its section of bench/README.md (machine, date, commit, table).

@@ -28,9 +28,10 @@ import * as reports from './reports.js';
 import * as search from './search.js';
 import * as suggest from './suggest.js';
 import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
+import * as web from './web.js';
 
 /** Route modules, each exporting `register(router, services)`, registered in this order. */
-const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl, suggest];
+const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl, suggest, web];
 
 /** Public search routes: the only paths that send CORS headers (SPEC §2). */
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
