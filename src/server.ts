@@ -16,6 +16,7 @@ import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/registry.js';
 import type { Config } from './config.js';
 import { createApp, type AppOptions } from './http/app.js';
+import { answerClientErrors } from './http/client-error.js';
 import { createLogger, SERVER_LOG_BUFFER_MS, type Logger } from './log.js';
 import { createPool } from './pool.js';
 import { createSearchExecutor } from './search/executor.js';
@@ -245,6 +246,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Slow clients must not hold a socket forever; generous enough for 10 MiB uploads.
     server.requestTimeout = 120_000;
     server.headersTimeout = 30_000;
+    // Malformed HTTP gets the JSON error body too, and floods of it one log line a minute.
+    answerClientErrors(server, log, clock);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(cfg.port, cfg.host, () => {
