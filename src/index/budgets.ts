@@ -1,14 +1,14 @@
 /**
  * Memory of the caches of each thread that searches (each search thread, or the main thread
  * with `SITESIFT_SEARCH_THREADS=0`): decoded postings (src/index/segment-reader.ts), BM25F
- * values of whole postings lists (src/search/engine.ts) and result cards (src/search/service.ts).
+ * values of whole postings lists (src/search/score.ts) and result cards (src/search/service.ts).
  * Each cache is byte-bounded and evicts by CLOCK; this module holds their budgets and what they
  * count as used, so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/config.ts) sizes all three and
  * tests can see the bounds hold. It lives in src/index because the lowest of those caches (the
  * decoded postings) does: src/search and src/config.ts read it from below.
  *
  * The budgets are ceilings, not reservations: a small site never fills them. The default is
- * sized for ~100k pages (docs/SEARCH.md §14): a realistic query mix over 100k pages touches
+ * sized for ~100k pages (docs/SEARCH.md §13): a realistic query mix over 100k pages touches
  * ~207 MB of decoded postings, and smaller budgets make each rotation of the mix decode and
  * rescore most lists again.
  */
@@ -39,3 +39,34 @@ export function setSearchMemoryMb(mb: number): void {
 }
 
 setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB);
+
+/** An entry of a byte-bounded engine cache: its size and its second-chance bit. */
+export interface ClockEntry {
+  bytes: number;
+  /** Set on each hit; cleared when the CLOCK passes the entry and spares it. */
+  used: boolean;
+}
+
+/**
+ * Evicts from engine cache `cache` until it uses at most 7/8 of its budget. `clock` holds its
+ * entries in insertion order (a hit only sets `used`, so lookups never reorder it): an entry
+ * used since the CLOCK last passed gets a second chance (cleared, moved to the back), another
+ * is dropped (`drop` removes it from its owner) and its bytes stop counting. Evicting in
+ * batches starts one iteration per batch rather than one per insertion.
+ *
+ * @example if (engineCacheUsed.impacts > engineCacheBudget.impacts) evictByClock('impacts', clock, (e) => owner.delete(e.term));
+ */
+export function evictByClock<E extends ClockEntry>(cache: keyof typeof engineCacheBudget, clock: Set<E>, drop: (e: E) => void): void {
+  const target = engineCacheBudget[cache] - engineCacheBudget[cache] / 8;
+  for (const e of clock) {
+    if (engineCacheUsed[cache] <= target) break;
+    clock.delete(e);
+    if (e.used) {
+      e.used = false;
+      clock.add(e);
+      continue;
+    }
+    drop(e);
+    engineCacheUsed[cache] -= e.bytes;
+  }
+}

@@ -3,10 +3,16 @@
  * `includeContent`). All text leaving here is HTML-escaped when highlighting is on; matched
  * words are wrapped in `<mark>`.
  */
-import { fold } from '../text/index.js';
+import { fold, indexOfSorted } from '../text/index.js';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const NEEDS_ESCAPE = /[&<>"']/;
+
+/**
+ * `s` with `& < > " '` as HTML entities.
+ *
+ * @example escapeHtml('a < b') // 'a &lt; b'
+ */
 export function escapeHtml(s: string): string {
   // Most stretches between marks hold nothing to escape: no replace call, no new string.
   return NEEDS_ESCAPE.test(s) ? s.replace(/[&<>"']/g, (c) => ESC[c]!) : s;
@@ -183,18 +189,6 @@ function runWord(text: string, start: number, end: number, words: string[] | und
   return undefined;
 }
 
-/** Index of `h` in the sorted `keys`, or -1. */
-function findKey(keys: Int32Array, h: number): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (keys[m]! < h) lo = m + 1;
-    else hi = m;
-  }
-  return lo < keys.length && keys[lo] === h ? lo : -1;
-}
-
 function wordRuns(text: string, to: number): WordRuns {
   let start = new Int32Array(64);
   let end = new Int32Array(64);
@@ -300,7 +294,7 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
     const listWords: Array<string[] | undefined> = [];
     for (const h of aw.list) {
       if ((ix.filter[(h >>> 5) & 63]! & (1 << (h & 31))) === 0) continue;
-      const i = findKey(ix.keys, h);
+      const i = indexOfSorted(ix.keys, h);
       if (i < 0) continue;
       const words = aw.hashes.get(h);
       let id = -1;
@@ -456,8 +450,9 @@ export function snippet(text: string, matched: Set<string>, opts: { size?: numbe
     // Two pointers over the matches: the window [i, j) spans at most `size` characters;
     // counts[id] is how often word id occurs in it, `distinct` how many ids have a non-zero
     // count. A span longer than `size` never enters a window; leaving one it never entered
-    // marks its word NaN, counted as present from then on (as the Map of counts this replaced
-    // did, so snippets stay byte-identical in that corner).
+    // marks its word NaN, counted as present from then on: a word longer than the window
+    // still counts once it has been passed (snippets rely on this corner; changing it changes
+    // which passage is picked).
     const { start, end, word } = spans;
     const counts = new Float64Array(spans.words.length);
     let distinct = 0;

@@ -1,7 +1,8 @@
 /**
  * Text analysis, the ground floor: what turns text into the words an index holds and a query
  * looks up. Folding (NFKC, case, diacritics), tokenising (words, compounds, URL words),
- * stemming, stop words, typo matching over a vocabulary, and the ISO 639-1 language table.
+ * stemming, stop words, typo matching over a vocabulary, binary search in sorted word lists,
+ * and the ISO 639-1 language table.
  * Segment builds (src/index) and query handling (src/search) both import it, so a page and a
  * query are analysed by the same code. Imports no other src folder.
  *
@@ -15,3 +16,4 @@ export { stem, stemEn, hasStemmer } from './stem.js';
 export { ENGLISH_STOP_WORDS, isEnglishStopWord } from './stop-words.js';
 export { Vocabulary, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefix, type FuzzyMatch } from './typo.js';
 export { ISO_639_1 } from './languages.js';
+export { lowerBound, indexOfSorted } from './sorted.js';

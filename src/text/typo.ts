@@ -3,6 +3,7 @@
  * (optimal string alignment) row per node, so only branches within the edit budget are visited.
  * Built lazily per segment (segments are immutable) and cached by the caller.
  */
+import { lowerBound } from './sorted.js';
 
 /** A fuzzy match: `term` within `distance` edits (of the word, or of a prefix of it). */
 export interface FuzzyMatch {
@@ -248,14 +249,7 @@ export function inCodeUnitOrder(terms: readonly string[]): readonly string[] {
  * trie cannot give one.
  */
 export function sortedWithPrefix(sorted: readonly string[], prefix: string, limit: number): string[] {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (sorted[m]! < prefix) lo = m + 1;
-    else hi = m;
-  }
   const out: string[] = [];
-  for (let i = lo; i < sorted.length && out.length < limit && sorted[i]!.startsWith(prefix); i++) out.push(sorted[i]!);
+  for (let i = lowerBound(sorted, prefix); i < sorted.length && out.length < limit && sorted[i]!.startsWith(prefix); i++) out.push(sorted[i]!);
   return out;
 }

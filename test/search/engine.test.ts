@@ -98,7 +98,7 @@ t.test('boost multiplies, ties break on URL', async (t) => {
 });
 
 t.test('partial selection orders the top k exactly like a full sort', async (t) => {
-  const { selectTop } = await import('../../src/search/engine.js');
+  const { selectTop } = await import('../../src/search/rerank.js');
   let seed = 3;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
   for (const [n, k] of [[1000, 10], [500, 100], [50, 10], [300, 299]] as const) {

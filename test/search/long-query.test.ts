@@ -5,7 +5,8 @@
  * way with the short-query parameters (k1 1.2, content b 0.75, full title weight).
  */
 import t from 'tap';
-import { runQuery, LONG_QUERY_WORDS, type SearchRequest } from '../../src/search/engine.js';
+import { runQuery, type SearchRequest } from '../../src/search/engine.js';
+import { LONG_QUERY_WORDS } from '../../src/search/expand.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import type { PageDoc, SearchSettings } from '../../src/types.js';

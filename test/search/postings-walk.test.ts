@@ -1,5 +1,5 @@
 import t from 'tap';
-import { gallop, liveUnion } from '../../src/search/engine.js';
+import { gallop, liveUnion } from '../../src/search/match.js';
 import type { Postings } from '../../src/index/segment.js';
 
 // Deterministic pseudo-random numbers for the property checks.

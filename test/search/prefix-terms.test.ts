@@ -1,5 +1,5 @@
 import t from 'tap';
-import { termsWithPrefix } from '../../src/search/engine.js';
+import { termsWithPrefix } from '../../src/search/expand.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 

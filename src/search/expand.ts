@@ -1,0 +1,228 @@
+/**
+ * Expand, the first stage of the query path: each significant word of a parsed query becomes
+ * its alternatives present in the pinned snapshot (exact, same stem, joined compound or joined
+ * with the next word, synonym, prefix completion, typo), each with a kind, an edit distance
+ * and a weight.
+ *
+ * Input: the parsed query, the snapshot's segment vocabularies, the project's search settings.
+ * Output: per significant word (a "slot"), a read-only list of {@link Alternative}s.
+ * Invariants: an alternative's term is indexed in at least one segment of the snapshot; a term
+ * appears once per word, with the best weight it earned; the lists depend only on the
+ * vocabularies (not on deletes), the settings and the word's own flags, so they are cached
+ * per snapshot and settings object. Vocabulary tries, typo matches and stem lists are cached
+ * per segment reader (segments are immutable).
+ */
+import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
+import { inCodeUnitOrder, isEnglishStopWord, sortedWithPrefix, stem as stemWord, typoBudget, Vocabulary, words as analyse, type FuzzyMatch } from '../text/index.js';
+import type { SearchSettings } from '../types.js';
+import type { ParsedQuery, QueryWord } from './query.js';
+
+/** How an alternative relates to the word typed. */
+export type Kind = 'exact' | 'stem' | 'synonym' | 'prefix' | 'typo';
+
+/** One indexed term a query word may match, with the weight a match through it earns. */
+export interface Alternative {
+  term: string;
+  kind: Kind;
+  distance: number;
+  weight: number;
+}
+
+/** Typo tolerance of a request (the project's or suggest's own). */
+export type Tolerance = 'default' | 'strict' | 'off';
+
+const KIND_WEIGHT: Record<Kind, number> = { exact: 1, stem: 0.9, synonym: 0.9, prefix: 0.8, typo: 0.6 };
+const MAX_PREFIX_EXPANSIONS = 60;
+/** Queries with at least this many significant words use OR semantics with coordination. */
+export const LONG_QUERY_WORDS = 4;
+
+/** The words a query must match, and whether it is a long natural-language question. */
+export interface QueryWords {
+  /** Significant words in query order: stop words count only when the query has nothing else. */
+  slots: QueryWord[];
+  /**
+   * At least {@link LONG_QUERY_WORDS} significant non-phrase words and no phrase: matched with
+   * OR semantics, scored with the long-query BM25F parameters, typo variants only for words
+   * the index does not know.
+   */
+  long: boolean;
+}
+
+/**
+ * The significant words of `parsed` (its slots) under the project's stop words.
+ *
+ * @example significantWords(parseQuery('the table'), settings).slots.map((w) => w.word) // ['table']
+ */
+export function significantWords(parsed: ParsedQuery, settings: SearchSettings): QueryWords {
+  let slots = parsed.words.filter((w) => w.phrase >= 0 || !isStop(w.word, settings));
+  if (slots.length === 0) slots = parsed.words;
+  const long = !parsed.browse && parsed.phrases.length === 0 && slots.filter((s) => !s.exactOnly).length >= LONG_QUERY_WORDS;
+  return { slots, long };
+}
+
+function isStop(word: string, settings: SearchSettings): boolean {
+  if (settings.stopWords) return settings.stopWords.includes(word);
+  return settings.language === 'en' && isEnglishStopWord(word);
+}
+
+const vocabCache = new WeakMap<object, Vocabulary>();
+const fuzzyCache = new WeakMap<object, Map<string, FuzzyMatch[]>>();
+const FUZZY_CACHE_SIZE = 20_000;
+
+/**
+ * Typo matches of `word` in one segment, cached per segment (segments are immutable, and
+ * visitors repeat queries): the trie walk is the costliest part of query expansion.
+ */
+function fuzzyIn(seg: LiveSegment, word: string, budget: number, prefix: boolean, limit?: number): FuzzyMatch[] {
+  let cache = fuzzyCache.get(seg.reader);
+  if (!cache) fuzzyCache.set(seg.reader, (cache = new Map()));
+  const key = `${budget}${prefix ? 'p' : 'w'}${limit ?? ''}:${word}`;
+  let r = cache.get(key);
+  if (!r) {
+    r = vocabularyOf(seg).fuzzy(word, budget, prefix, limit);
+    if (cache.size >= FUZZY_CACHE_SIZE) cache.clear();
+    cache.set(key, r);
+  }
+  return r;
+}
+
+function vocabularyOf(seg: LiveSegment): Vocabulary {
+  let v = vocabCache.get(seg.reader);
+  if (!v) vocabCache.set(seg.reader, (v = new Vocabulary(seg.reader.terms())));
+  return v;
+}
+
+const stemCache = new WeakMap<object, Map<string, string[]>>();
+const sortedTerms = new WeakMap<object, readonly string[]>();
+
+/** Words of one segment sharing `stem`, cached per segment (visitors repeat words). */
+export function termsWithStem(seg: LiveSegment, stem: string): string[] {
+  let cache = stemCache.get(seg.reader);
+  if (!cache) stemCache.set(seg.reader, (cache = new Map()));
+  let r = cache.get(stem);
+  if (!r) {
+    r = seg.reader.termsWithStem(stem);
+    if (cache.size >= FUZZY_CACHE_SIZE) cache.clear();
+    cache.set(stem, r);
+  }
+  return r;
+}
+
+/**
+ * The first `limit` words of one segment starting with `prefix`, in code-unit order: listed from
+ * the segment's typo trie (loaded once for typo matching anyway) instead of an SQLite range
+ * query per keystroke. Where the trie cannot list in code-unit order (surrogates in the prefix
+ * or a lone one in the vocabulary), a binary search over the sorted word list.
+ *
+ * @example termsWithPrefix(snap.segments[0], 'tab', 3) // ['table', 'tables', 'tablespace']
+ */
+export function termsWithPrefix(seg: LiveSegment, prefix: string, limit: number): string[] {
+  const fromTrie = vocabularyOf(seg).withPrefix(prefix, limit);
+  if (fromTrie) return fromTrie;
+  let terms = sortedTerms.get(seg.reader);
+  if (!terms) sortedTerms.set(seg.reader, (terms = inCodeUnitOrder(seg.reader.terms())));
+  return sortedWithPrefix(terms, prefix, limit);
+}
+
+/** Expansions of one query word present anywhere in the snapshot. */
+function expand(
+  q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tolerance: Tolerance, allowPrefix: boolean,
+  typosOnlyWhenUnknown: boolean,
+): Map<string, Alternative> {
+  const alts = new Map<string, Alternative>();
+  const add = (term: string, kind: Kind, distance: number, weight = KIND_WEIGHT[kind]) => {
+    const old = alts.get(term);
+    if (!old || weight > old.weight) alts.set(term, { term, kind, distance, weight });
+  };
+  const w = q.word;
+  const segs = snap.segments;
+  for (const s of segs) if (s.reader.hasTerm(w)) { add(w, 'exact', 0); break; }
+  if (q.exactOnly) return alts;
+  if (q.joinNext) for (const s of segs) if (s.reader.hasTerm(q.joinNext)) { add(q.joinNext, 'stem', 0, KIND_WEIGHT.stem); break; }
+  const st = stemWord(w, settings.language);
+  for (const s of segs) for (const t of termsWithStem(s, st)) if (t !== w) add(t, 'stem', 0);
+  for (const syn of synonymsOf(w, settings)) {
+    for (const s of segs) if (s.reader.hasTerm(syn)) { add(syn, 'synonym', 0); break; }
+    const sst = stemWord(syn, settings.language);
+    for (const s of segs) for (const t of termsWithStem(s, sst)) add(t, 'synonym', 0, KIND_WEIGHT.synonym * 0.95);
+  }
+  if (q.prefix && allowPrefix) {
+    for (const s of segs) {
+      for (const t of termsWithPrefix(s, w, MAX_PREFIX_EXPANSIONS)) {
+        // Closer completions are likelier what the visitor is typing.
+        if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
+      }
+    }
+  }
+  // Identifiers typed with a joiner also match their joined form, with its own typo budget.
+  if (q.compound) {
+    const c = q.compound;
+    for (const s of segs) if (s.reader.hasTerm(c)) { add(c, 'exact', 0); break; }
+    if (q.prefix && allowPrefix) for (const s of segs) for (const t of termsWithPrefix(s, c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
+    const cb = typoBudget([...c].length, tolerance);
+    if (cb > 0) for (const s of segs) for (const m of fuzzyIn(s, c, cb, false)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
+  }
+  // In long OR queries, typo variants of words the index knows only add noise.
+  const budget = typosOnlyWhenUnknown && alts.size > 0 ? 0 : typoBudget([...w].length, tolerance);
+  if (budget > 0) {
+    for (const s of segs) {
+      for (const m of fuzzyIn(s, w, budget, false)) {
+        if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
+      }
+      if (q.prefix && allowPrefix && w.length >= 4) {
+        for (const m of fuzzyIn(s, w, 1, true, 60)) {
+          if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo * KIND_WEIGHT.prefix);
+        }
+      }
+    }
+  }
+  return alts;
+}
+
+const expansionCache = new WeakMap<IndexSnapshot, WeakMap<SearchSettings, Map<string, Alternative[]>>>();
+/** Cached expansions per snapshot and settings object, cleared when full (like the typo cache). */
+const EXPANSION_CACHE_SIZE = 5_000;
+
+/**
+ * The alternatives of query word `q` in `snap`, as a read-only list, cached per snapshot and
+ * settings object: an expansion depends only on the snapshot's segment vocabularies (not on
+ * deletes), the settings (language, synonyms) and the word's own flags, all in the key or the
+ * maps' owners; visitors repeat words. A new generation (another snapshot object) starts empty.
+ * `typosOnlyWhenUnknown` (long queries): no typo variants for a word that has other alternatives.
+ *
+ * @example expansionsOf(word, snap, settings, 'default', true, false).map((a) => a.term) // ['table', 'tables', …]
+ */
+export function expansionsOf(
+  q: QueryWord, snap: IndexSnapshot, settings: SearchSettings, tolerance: Tolerance, allowPrefix: boolean,
+  typosOnlyWhenUnknown: boolean,
+): Alternative[] {
+  let bySettings = expansionCache.get(snap);
+  if (!bySettings) expansionCache.set(snap, (bySettings = new WeakMap()));
+  let cache = bySettings.get(settings);
+  if (!cache) bySettings.set(settings, (cache = new Map()));
+  const key = `${tolerance}\u0000${allowPrefix ? 1 : 0}${typosOnlyWhenUnknown ? 1 : 0}${q.prefix ? 1 : 0}${q.exactOnly ? 1 : 0}\u0000${q.word}\u0000${q.joinNext ?? ''}\u0000${q.compound ?? ''}`;
+  let r = cache.get(key);
+  if (!r) {
+    r = [...expand(q, snap, settings, tolerance, allowPrefix, typosOnlyWhenUnknown).values()];
+    if (cache.size >= EXPANSION_CACHE_SIZE) cache.clear();
+    cache.set(key, r);
+  }
+  return r;
+}
+
+/** Single-word synonyms of `word` from settings (groups both ways, mappings one way). */
+function synonymsOf(word: string, settings: SearchSettings): string[] {
+  const out: string[] = [];
+  for (const s of settings.synonyms) {
+    if ('terms' in s) {
+      const forms = s.terms.map((t) => analyse(t).join(' '));
+      if (forms.includes(word)) for (const f of forms) if (f !== word && !f.includes(' ')) out.push(f);
+    } else if (analyse(s.from).join(' ') === word) {
+      for (const t of s.to) {
+        const f = analyse(t).join(' ');
+        if (f && !f.includes(' ')) out.push(f);
+      }
+    }
+  }
+  return out;
+}
