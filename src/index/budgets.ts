@@ -1,7 +1,7 @@
 /**
  * Memory of the caches of each thread that searches (each search thread, or the main thread
  * with `SITESIFT_SEARCH_THREADS=0`): decoded postings (src/index/segment-reader.ts), BM25F
- * values of whole postings lists (src/search/score.ts) and result cards (src/search/service.ts).
+ * values of whole postings lists (src/search/score.ts) and result cards (src/search/results.ts).
  * Each cache is byte-bounded and evicts by CLOCK; this module holds their budgets and what they
  * count as used, so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/config.ts) sizes all three and
  * tests can see the bounds hold. It lives in src/index because the lowest of those caches (the

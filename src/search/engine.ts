@@ -13,8 +13,8 @@
  *    for the top.
  *
  * When nothing matches every word, the last droppable words are dropped one at a time and the
- * query retried (drop-last-words fallback). Paging and grouping of the answer is the search
- * service's (service.ts).
+ * query retried (drop-last-words fallback). Paging and grouping of the answer are in
+ * results.ts.
  */
 import type { IndexSnapshot } from '../index/contract.js';
 import type { FilterDefinition, SearchSettings } from '../types.js';

@@ -10,7 +10,7 @@ export type ActiveFilter =
   | { key: string; type: 'range'; min: number | null; max: number | null };
 
 /**
- * Parses the `filters` search parameter (seed 2.6): a JSON array of single-key objects whose
+ * Parses the `filters` search parameter (docs/API.md): a JSON array of single-key objects whose
  * key is a defined Filter-ID and whose value is an array of strings or `{min?, max?}`.
  */
 export function parseFilters(raw: string | undefined, defs: FilterDefinition[]): ActiveFilter[] {
@@ -117,6 +117,10 @@ export type SortKey = { kind: 0; n: number } | { kind: 1; n: number } | { kind: 
 
 const ISO_DATE = /^\d{4}-\d{2}(-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)?$/;
 
+/**
+ * The sort key of the data point `key` among `points` (null when the page has none): a number
+ * when the value reads as one, else a time when it is an ISO date, else its lower-cased text.
+ */
 export function sortKey(points: DataPoint[] | null, key: string): SortKey {
   if (!points) return null;
   const p = points.find((d) => d.key === key);

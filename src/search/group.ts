@@ -3,7 +3,7 @@
  * turned away (tombstoned, not status 200, excluded, missing a phrase, outside the requested
  * content groups, failing a filter), and the page's totals are counted on the way: the number
  * of matches, matches per content group, and facets. Paging and grouping of the ranked hits
- * into the answer is the search service's (src/search/service.ts).
+ * into the answer is src/search/results.ts's.
  *
  * Input: per segment, the candidate rows with score and typo count (match), the phrase and
  * exclusion sets, the request's filters, content groups and facet definitions.

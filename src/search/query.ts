@@ -19,6 +19,7 @@ export interface QueryWord {
   joinNext?: string;
 }
 
+/** A query split into what must match, what must not, and whether it browses everything. */
 export interface ParsedQuery {
   raw: string;
   browse: boolean;
