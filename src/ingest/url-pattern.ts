@@ -6,7 +6,7 @@
  *
  * Main thread. Each compiled matcher holds WebAssembly memory: call `dispose()` when done.
  */
-import { RE2 } from 're2-wasm';
+import { compileOwned } from '../crawl/patterns.js';
 import { badParam } from '../errors.js';
 
 /** Longest accepted pattern; RE2 compiles in linear time but memory grows with the pattern. */
@@ -21,32 +21,17 @@ export interface UrlMatcher {
 }
 
 /**
- * Compiles `pattern` (named `field` in errors) with RE2 semantics. Throws a 400
- * `invalid_parameter` naming the field for an empty, too long or invalid pattern (RE2 has no
- * backreferences or lookaround; the message says so when that is the cause).
+ * Compiles `pattern` (named `field` in errors) with RE2 semantics, exactly as settings patterns
+ * are compiled (src/crawl/patterns.ts). Throws a 400 `invalid_parameter` naming the field for an
+ * empty, too long or invalid pattern; the message says what RE2 does not support when that is
+ * the cause (lookaround, backreferences, …).
  */
 export function compileUrlPattern(pattern: string, field = 'urlPattern'): UrlMatcher {
   if (pattern.length === 0) throw badParam(field, `${field} must be a non-empty regular expression.`);
   if (pattern.length > MAX_PATTERN_LENGTH) {
     throw badParam(field, `${field} must be at most ${MAX_PATTERN_LENGTH} characters (got ${pattern.length}).`);
   }
-  let re: RE2;
-  try {
-    // 'u' is mandatory for re2-wasm; no 'g', so test() keeps no lastIndex state between URLs.
-    re = new RE2(pattern, 'u');
-  } catch (err) {
-    const detail = err instanceof Error ? err.message.replace(/^Invalid regular expression: \/.*\/u: /s, '') : String(err);
-    throw badParam(
-      field,
-      `${field} is not a valid regular expression (RE2 syntax, no backreferences or lookaround): ${detail}.`,
-    );
-  }
-  return {
-    test: (url) => re.test(url),
-    dispose: () => {
-      // The embind wrapper is private in the typings but owns wasm heap that only delete() frees.
-      const wrapper = (re as unknown as { wrapper?: { delete?: () => void } }).wrapper;
-      wrapper?.delete?.();
-    },
-  };
+  const compiled = compileOwned(pattern);
+  if ('error' in compiled) throw badParam(field, `${field} is not a valid RE2 regular expression: ${compiled.error}.`);
+  return compiled;
 }

@@ -7,6 +7,7 @@
  * `{"crawler":{"rootUrls":[...]}}` is a complete crawler section.
  */
 import cron from 'node-cron';
+import { patternError } from '../crawl/patterns.js';
 import { AppError } from '../errors.js';
 import { ISO_639_1 } from '../text/index.js';
 import type {
@@ -152,12 +153,9 @@ function strArray(v: unknown, path: string, opts: { nonEmpty?: boolean } = {}): 
 
 function regex(v: unknown, path: string): string {
   const s = str(v, path, { nonEmpty: true, max: 2000 });
-  try {
-    // JS syntax check only; matching itself runs on a linear-time engine where it matters.
-    new RegExp(s, 'u');
-  } catch (err) {
-    fail(path, `is not a valid regular expression (${(err as Error).message})`);
-  }
+  // Checked by the engine and flags that run it (RE2), so what is accepted is what matches.
+  const error = patternError(s);
+  if (error !== null) fail(path, `is not a valid RE2 regular expression: ${error}`);
   return s;
 }
 
