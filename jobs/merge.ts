@@ -1,8 +1,8 @@
 /**
- * Cron job: every minute, run the merge policy over every open project (SPEC §9). The merges
+ * Cron job: every minute, run the merge policy over every open project. The merges
  * themselves run in the worker pool; each project's store commits its own results and never
  * runs two merges at once, so a slow merge simply makes the next tick's call for that project
- * wait behind it. The logic lives in `src/index/store.ts` / `merge-policy.ts`; this file only
+ * wait behind it. The logic lives in `src/index/merge.ts` / `merge-policy.ts`; this file only
  * schedules it.
  *
  * Tests pass their own `scheduler` (or `schedule: false` and call {@link MergeJob.runOnce}),

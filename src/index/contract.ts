@@ -100,7 +100,7 @@ export interface SegmentSummary {
 
 /** How {@link ProjectIndex.flush} builds what it flushes. */
 export interface FlushOptions {
-  /** Build the flush as parallel parts once each gets at least this many upserts (default `MIN_PART_DOCS`, src/index/store.ts). */
+  /** Build the flush as parallel parts once each gets at least this many upserts (default `MIN_PART_DOCS`, src/index/buffer.ts). */
   minPartDocs?: number;
 }
 

@@ -60,9 +60,9 @@ t.test('a merge commit queued behind a flush commit waits for it and keeps its c
   await write(store, ['https://r.test/2']);
   await store.flush();
   const gate = manifestGate(t);
-  // Records the committedSeq each commit is called with (a private method: the race is inside).
+  // Records the committedSeq each commit is called with (the store's private commit chain: the race is inside).
   const calls: number[] = [];
-  const internals = store as unknown as { commit: (a: unknown, r: unknown, seq: number) => Promise<void> };
+  const internals = (store as unknown as { commits: { commit: (a: unknown, r: unknown, seq: number) => Promise<void> } }).commits;
   const commit = internals.commit;
   internals.commit = function (this: unknown, a: unknown, r: unknown, seq: number) {
     calls.push(seq);
