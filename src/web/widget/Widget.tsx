@@ -275,6 +275,8 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
         ),
       (answer) => {
         if (answer.redirect && !append && log && opts.followRedirects !== false) {
+          // Following the owner's redirect ends the search; it is not abandoned.
+          if (session.current) session.current.ended = true;
           window.location.assign(answer.redirect);
           return;
         }
