@@ -17,7 +17,7 @@ import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Settings } from '../types.js';
-import { validateSettings, withDefaults } from './settings.js';
+import { mergePatch, validateSettings, withDefaults } from './settings.js';
 
 export const SITE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -312,12 +312,20 @@ export class ProjectRegistry {
     return this.store(siteId, { ...validated } as Omit<Settings, 'updatedAt'>, previous);
   }
 
-  /** Replaces the sections given in `input` (validated), keeping the others. Returns the stored settings. */
-  patchSettings(siteId: string, input: unknown): Settings {
+  /**
+   * Applies `patch` as a JSON Merge Patch (RFC 7396) to the current settings: objects merge,
+   * arrays and scalars replace, `null` puts a field or section back to its default. The merged
+   * object is validated whole; an invalid result throws and stores nothing. Returns the stored
+   * settings.
+   *
+   * @example
+   * registry.patchSettings('shop', { crawler: { requestDelayMs: 100 } }); // rootUrls, blacklist… kept
+   */
+  patchSettings(siteId: string, patch: unknown): Settings {
     const previous = this.getSettings(siteId);
-    const validated = validateSettings(input, { partial: true });
-    const { updatedAt: _ignored, ...rest } = previous;
-    return this.store(siteId, { ...structuredClone(rest), ...validated }, previous);
+    const { updatedAt: _ignored, ...current } = previous;
+    const validated = validateSettings(mergePatch(current, patch), { partial: false });
+    return this.store(siteId, validated as Omit<Settings, 'updatedAt'>, previous);
   }
 
   private store(siteId: string, sections: Omit<Settings, 'updatedAt'>, previous: Settings): Settings {

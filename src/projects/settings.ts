@@ -431,6 +431,27 @@ export function validateSettings(input: unknown, opts: { partial: boolean }): Se
 }
 
 /**
+ * Applies a JSON Merge Patch (RFC 7396) to `target` without mutating either: objects merge
+ * key by key, `null` removes a key (settings then take that field's default), arrays and
+ * scalars replace. A patch that is not an object replaces the target whole.
+ *
+ * @example
+ * mergePatch({ crawler: { rootUrls: ['https://a/'], maxDepth: 3 } }, { crawler: { maxDepth: null } })
+ * // → { crawler: { rootUrls: ['https://a/'] } }
+ */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObj(patch)) return patch;
+  // A Map, then fromEntries: a "__proto__" key stays an own key (validation refuses it)
+  // instead of replacing the result's prototype.
+  const out = new Map<string, unknown>(isObj(target) ? Object.entries(target) : []);
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) out.delete(k);
+    else out.set(k, mergePatch(out.get(k), v));
+  }
+  return Object.fromEntries(out);
+}
+
+/**
  * Completes stored settings (possibly written by an older version with fewer fields) with
  * today's defaults. Used when reading from the database; never throws on unknown stored data.
  */
