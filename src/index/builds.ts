@@ -15,7 +15,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { StoreContext } from './context.js';
 import type { Generations, SegState } from './generations.js';
-import { fsyncDirAsync } from './manifest.js';
+import { fsyncDirAsync } from './files.js';
 import type { SegmentInfo } from './segment-format.js';
 import type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
 

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { safeReaddir } from './manifest.js';
+import { safeReaddir } from './files.js';
 import type { WriteLog } from './write-log.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The manifest: the one file that says which segments are live in a project (SPEC §9).
- * Written only by the main thread's serial commit step ({@link writeManifest}); replaced
+ * The manifest: the one file that says which segments are live in a project. Written only by
+ * the main thread's serial commit chain (commit.ts, through {@link writeManifest}); replaced
  * atomically (temp file, fsync, rename, fsync directory), so a reader at start-up sees either
  * the old or the new generation, never a mix.
  */
@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
+import { fsyncDirAsync, safeReaddir } from './files.js';
 import type { SegmentCounts } from './segment-format.js';
 
 export const MANIFEST_FORMAT = 1;
@@ -32,29 +33,6 @@ export interface Manifest {
 
 export function emptyManifest(): Manifest {
   return { format: MANIFEST_FORMAT, generation: 0, committedSeq: 0, segments: [] };
-}
-
-/** fsyncs a directory so a rename/unlink inside it is durable. */
-export function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * {@link fsyncDir} on libuv's threadpool: the main thread goes on serving while the disk
- * syncs (a directory fsync takes milliseconds, tens of them on a busy disk).
- */
-export async function fsyncDirAsync(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /**
@@ -90,7 +68,7 @@ export function readManifest(projectDir: string): Manifest {
 /**
  * Atomically replaces the manifest: write temp, fsync, rename, fsync directory. Main thread;
  * the file work runs on libuv's threadpool (async), so the caller must serialise calls: two
- * in flight for one project would share the temp file. SegmentStore's commit chain does (one
+ * in flight for one project would share the temp file. The commit chain (commit.ts) does (one
  * commit at a time, in order). Resolves once the new manifest is durable; until then a crash
  * leaves the old one or the new one (the rename is atomic), and a rejection means the caller
  * must treat the commit as not done (the old manifest may still be the one on disk).
@@ -108,13 +86,4 @@ export async function writeManifest(projectDir: string, manifest: Manifest, paus
   pauseBeforeRename?.();
   await fsp.rename(tmp, path.join(projectDir, MANIFEST_FILE));
   await fsyncDirAsync(projectDir);
-}
-
-export function safeReaddir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
 }

@@ -32,7 +32,7 @@ function isWordChar(text: string, i: number): boolean {
  * build's postings are its biggest structure, and encoded (about 4 bytes per posting) and off
  * the V8 heap they take a fraction of what a JS array per term would.
  *
- * Laid out for the cache: the build does one lookup per word of text (≈ 1,000 per page) in a
+ * Laid out for the cache: the build does one lookup per word of text (about 1,000 per page) in a
  * vocabulary of tens of thousands of terms, so everything a lookup and a count touch for one
  * term sits in one 32-byte record ({@link REC}), the hash table's slots carry the hash beside the
  * term index, the terms' characters are compared in one contiguous arena rather than through

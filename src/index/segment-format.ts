@@ -29,6 +29,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import type { PageDoc } from '../types.js';
+import { fsyncPath } from './files.js';
 
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
@@ -186,12 +187,7 @@ export function sealFile(
   } finally {
     db.close();
   }
-  const fd = fs.openSync(path, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  fsyncPath(path);
   return scanWith(path, (db) => infoFrom(db, path));
 }
 

@@ -12,7 +12,7 @@
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../types.js';
 import { words } from '../text/index.js';
-import { engineCacheBudget, engineCacheUsed } from './budgets.js';
+import { engineCacheBudget, engineCacheUsed, evictByClock, type ClockEntry } from './budgets.js';
 import { decodePostings, type Postings } from './postings.js';
 import { NFIELDS, SCAN_CACHE_KB, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
 
@@ -29,38 +29,17 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
 }
 
-/** One cached postings list; `used` is the second-chance bit of the CLOCK eviction. */
-interface PostingsEntry {
+/** One cached postings list. */
+interface PostingsEntry extends ClockEntry {
   p: Postings | null;
-  bytes: number;
-  used: boolean;
   owner: Map<string, PostingsEntry>;
   term: string;
 }
 /**
- * Eviction order of every reader's cached postings (insertion order, CLOCK): a hit only sets the
- * entry's `used` bit, so lookups never reorder the Map (deleting and re-inserting on every hit
- * left holes that each eviction's iterator had to skip). Evicts in batches down to 7/8 of the
- * budget, so an iterator is started once per batch rather than once per miss.
+ * Eviction order of every reader's cached postings in this thread, all segments of all projects
+ * together (insertion order, CLOCK: see evictByClock).
  */
 const postingsClock = new Set<PostingsEntry>();
-
-function evictPostings(): void {
-  // Budget of decoded postings, all segments of all projects together (per thread; src/index/budgets.ts).
-  const target = engineCacheBudget.postings - engineCacheBudget.postings / 8;
-  for (const e of postingsClock) {
-    if (engineCacheUsed.postings <= target) break;
-    postingsClock.delete(e);
-    if (e.used) {
-      // Second chance: recently used, goes to the back.
-      e.used = false;
-      postingsClock.add(e);
-      continue;
-    }
-    e.owner.delete(e.term);
-    engineCacheUsed.postings -= e.bytes;
-  }
-}
 
 /** SQLite page cache (KiB) of each segment reader connection. */
 export const READER_CACHE_KB = 2048;
@@ -202,7 +181,7 @@ export class SegmentReader {
    * strings beyond the URL — group and document type values are interned (a few distinct
    * values), titles are read per row on demand ({@link titleKey}) — and the rows are scanned
    * through a short-lived connection with a small page cache ({@link SCAN_CACHE_KB}): the scan
-   * touches every docs leaf page, and through this reader's own connection it filled that
+   * touches every docs leaf page, and through this reader's own connection it would fill that
    * connection's cache ({@link READER_CACHE_KB}) for good, per segment and per search thread.
    */
   docValues(): DocValues {
@@ -274,12 +253,13 @@ export class SegmentReader {
   /**
    * Sorted vocabulary of this segment, read anew on every call and not kept: the search engine
    * builds its typo trie from it once per segment and thread, and the trie spells words itself
-   * (holding the list as well cost each search thread one JS string per word and segment). Read
-   * through a short-lived connection with a small page cache ({@link SCAN_CACHE_KB}), like
-   * {@link docValues}: the scan walks the whole terms table (postings are stored inline, ≈5 MB
-   * for 5,000 pages), and through this reader's own connection it left that connection's cache
-   * ({@link READER_CACHE_KB}) full for good — per segment and per search thread, since a query
-   * with an unknown word or a prefix loads every segment's vocabulary.
+   * (holding the list as well would cost each search thread one JS string per word and
+   * segment). Read through a short-lived connection with a small page cache
+   * ({@link SCAN_CACHE_KB}), like {@link docValues}: the scan walks the whole terms table
+   * (postings are stored inline, about 5 MB for 5,000 pages), and through this reader's own
+   * connection it would leave that connection's cache ({@link READER_CACHE_KB}) full for good,
+   * per segment and per search thread, since a query with an unknown word or a prefix loads
+   * every segment's vocabulary.
    */
   terms(): string[] {
     return scanWith(this.path, (db) => db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[]);
@@ -314,7 +294,7 @@ export class SegmentReader {
     this.postingsMap.set(term, e);
     postingsClock.add(e);
     engineCacheUsed.postings += bytes;
-    if (engineCacheUsed.postings > engineCacheBudget.postings) evictPostings();
+    if (engineCacheUsed.postings > engineCacheBudget.postings) evictByClock('postings', postingsClock, (x) => x.owner.delete(x.term));
     return p;
   }
 

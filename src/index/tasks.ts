@@ -104,9 +104,9 @@ export function* loggedEntries(logFiles: string[], seqs: number[], firstAts: num
       throw err;
     }
     // One line of lookahead: a line whose successor starts at or below the first wanted seq
-    // holds only older ops (lines are in seq order), so it is skipped unparsed. A bulk flush
-    // built as parts reads the same log, and the later parts used to parse every batch of the
-    // earlier ones (a JSON.parse of ~1 MB per batch of 100 pages).
+    // holds only older ops (lines are in seq order), so it is skipped unparsed. The parts of a
+    // bulk flush read the same log, and each part would otherwise parse every batch of the
+    // parts before it (a JSON.parse of ~1 MB per batch of 100 pages).
     let held: Buffer | null = null;
     for (const line of lines) {
       if (firstAt.size === 0) return;

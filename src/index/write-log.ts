@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { IndexOp } from '../types.js';
 import type { WriteOp } from './contract.js';
-import { fsyncDir, safeReaddir } from './manifest.js';
+import { fsyncPath, safeReaddir } from './files.js';
 
 /** One batch as it is stored in the log. */
 export interface WalBatch {
@@ -49,10 +49,10 @@ interface Append {
 
 /**
  * One log line for `batch`: the same bytes as `JSON.stringify(batch)` framed by its CRC, built op
- * by op into Buffers. The whole batch as one string (≈ 0.6 MB for 100 pages) was larger than
- * V8's large-object size, so on the main thread every write request allocated it straight into
- * the old generation, where it stayed until a full GC: the main thread's heap grew to ≈ 300 MB
- * committed during a 100k import. One op's JSON (a page, a few KB) dies young.
+ * by op into Buffers. The whole batch as one string (about 0.6 MB for 100 pages) would be larger
+ * than V8's large-object size, so every write request would allocate it straight into the main
+ * thread's old generation, where it stays until a full GC and grows the heap during a bulk
+ * import. One op's JSON (a page, a few KB) dies young.
  */
 export function encodeBatch(batch: WalBatch): Buffer {
   // The CRC's 8 hex digits are written over the placeholder once the JSON is complete.
@@ -129,9 +129,9 @@ export function readLogLines(file: string, chunkBytes = 1 << 20): Generator<Buff
 function* linesOf(fd: number, chunkBytes: number): Generator<Buffer> {
   try {
     // One buffer per file, reused: the unfinished tail of a read moves to its front and the
-    // next read appends to it; it doubles only for a line longer than itself. (Concatenating
-    // each tail with the next chunk made two ~1 MB buffers per line of a bulk import, and such
-    // sizes, malloc'd and freed in turn, are what glibc keeps in a pool thread's arena.)
+    // next read appends to it; it doubles only for a line longer than itself. Concatenating
+    // each tail with the next chunk would make two ~1 MB buffers per line of a bulk import, and
+    // such sizes, malloc'd and freed in turn, are what glibc keeps in a pool thread's arena.
     let buf = Buffer.allocUnsafe(chunkBytes);
     let held = 0;
     for (;;) {
@@ -315,7 +315,7 @@ export class WriteLog {
     const p = path.join(this.dir, name);
     const handle = await fsp.open(p, 'wx');
     // The new directory entry must be durable before anything in the file is acknowledged.
-    fsyncDir(this.dir);
+    fsyncPath(this.dir);
     const file: LogFile = { path: p, maxSeq: -1 };
     this.files.push(file);
     this.current = { file, handle };
