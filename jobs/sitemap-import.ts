@@ -6,24 +6,18 @@
  *
  * Tests inject `scheduler` and call the captured tick, so they never sleep.
  */
-import type { CrawlService } from '../src/crawl/service.js';
-import { ProjectSchedules, type ScheduleProjects, type Scheduler } from '../src/crawl/schedule.js';
+import { ProjectSchedules, type CrawlService, type ProjectJobDeps } from '../src/crawl/index.js';
 
-export interface SitemapImportJobDeps {
+export interface SitemapImportJobDeps extends ProjectJobDeps {
   crawl: Pick<CrawlService, 'importSitemaps'>;
-  projects: ScheduleProjects;
-  onError?: (siteId: string, err: unknown) => void;
-  scheduler?: Scheduler;
 }
 
 /** Starts the per-project sitemap schedules; `stop()` them at shutdown. */
-export function startSitemapImportJob(deps: SitemapImportJobDeps): ProjectSchedules {
+export function startSitemapImportJob({ crawl, ...deps }: SitemapImportJobDeps): ProjectSchedules {
   return new ProjectSchedules({
+    ...deps,
     name: 'sitemap-import',
-    projects: deps.projects,
     expressionOf: (s) => (s.crawler.sitemapUrls.length && s.crawler.sitemapSchedule ? s.crawler.sitemapSchedule : null),
-    run: (siteId) => deps.crawl.importSitemaps(siteId),
-    ...(deps.onError ? { onError: deps.onError } : {}),
-    ...(deps.scheduler ? { scheduler: deps.scheduler } : {}),
+    run: (siteId) => crawl.importSitemaps(siteId),
   });
 }

@@ -3,10 +3,10 @@
  * analysis and segment build over built-in fixture pages, so that V8 has compiled and optimised
  * that code before the thread's first real crawl or build.
  *
- * Why: a fresh thread extracted its first ≈100 pages at ≈3.7 ms each against ≈0.8–1.1 ms later,
- * and built its first segment at ≈3.7 ms per document against ≈1.0–1.5 (JIT warm-up, measured
- * on the PostgreSQL manual). A long-running server's threads are warm anyway; a crawl that
- * starts soon after start-up (or on threads that were replaced) paid that on its first pages.
+ * Why: until V8 has optimised it, extraction and segment building run several times slower per
+ * page, for about the first hundred pages of a thread. A long-running server's threads are warm
+ * anyway; a crawl that starts soon after start-up (or on replaced threads) would pay that on its
+ * first pages.
  *
  * Used two ways:
  * - at thread start, when the pool was created with `warmUp` (src/pool.ts): the dispatcher
@@ -21,8 +21,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { decodeText } from '../src/crawl/charset.js';
-import { extractHtml } from '../src/crawl/extract/html.js';
+import { pageDoc } from '../src/crawl/indexing.js';
+import { htmlPage } from '../src/crawl/page.js';
 import { mergeSegments, writeSegment, type SegmentEntry } from '../src/index/segment.js';
 import type { PageDoc } from '../src/types.js';
 
@@ -94,28 +94,8 @@ export function fixturePage(i: number): string {
   );
 }
 
-function fixtureDoc(i: number, x: ReturnType<typeof extractHtml>, url: string): PageDoc {
-  return {
-    url,
-    title: x.title,
-    content: x.content,
-    documentType: 'HTML',
-    contentGroup: '',
-    imageUrl: x.imageUrl,
-    dataPoints: [],
-    filters: [],
-    boost: 1,
-    keywords: [],
-    language: x.language,
-    headings: x.headings,
-    ...(x.description ? { description: x.description } : {}),
-    source: 'crawler',
-    status: i % 10 === 9 ? 404 : 200,
-  };
-}
-
 /**
- * Runs the warm-up once in the calling thread (synchronous CPU work, ≈0.3–0.5 s on a cold
+ * Runs the warm-up once in the calling thread (synchronous CPU work, under a second on a cold
  * thread): extracts {@link WARM_UP_PAGES} fixture pages, writes two fixture segments of their
  * documents into a temp dir, merges them, and removes the dir. Throws only on a bug in the
  * extraction itself; temp-dir problems skip the segment part.
@@ -127,10 +107,10 @@ export function runWarmUp(): WarmUpReport {
   for (let i = 0; i < WARM_UP_PAGES; i++) {
     // `.invalid` (RFC 2606): these URLs can never be fetched, and never collide with a crawl's.
     const url = `http://warm-up.invalid/docs/${i % 7}/chapter-${i}.html`;
-    const { text } = decodeText(Buffer.from(fixturePage(i)), 'text/html; charset=utf-8', true);
-    const x = extractHtml(text, url, null, {});
-    links += x.links.length;
-    docs.push(fixtureDoc(i, x, url));
+    const page = htmlPage({ kind: 'response', url, status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: Buffer.from(fixturePage(i)), hops: [] }, null);
+    links += page.links.length;
+    // Some error entries, as a crawl writes them, so the segment build sees both kinds.
+    docs.push({ ...pageDoc(page, url, 'crawler'), status: i % 10 === 9 ? 404 : 200 });
   }
   let segmentDocs = 0;
   let dir: string | null = null;

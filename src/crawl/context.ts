@@ -28,7 +28,7 @@ export interface CrawlLog {
 /** A logger that drops everything (the default). */
 export const silentLog: CrawlLog = { info() {}, warn() {}, error() {} };
 
-/** How a `CrawlService` is wired (see `createCrawlService` in ./index.ts for the server's). */
+/** How a `CrawlService` is wired (src/server.ts wires the server's). */
 export interface CrawlServiceOptions {
   dataDir: string;
   /** ms since the epoch. */

@@ -35,9 +35,9 @@ function urlRuleVerdict(s: Settings['crawler'], url: string): { status: number; 
   return null;
 }
 
-/** The Control Panel rules the extractor applies to a URL-only page. */
-function pageRules(settings: Settings): PageRules {
-  return { contentExtraction: settings.contentExtraction, dataPoints: settings.dataPoints, resultGroups: settings.resultGroups, filters: settings.filters };
+/** The Control Panel rules the extractor applies to a URL-only page (only these cross to the worker). */
+function pageRules({ contentExtraction, dataPoints, resultGroups, filters }: Settings): PageRules {
+  return { contentExtraction, dataPoints, resultGroups, filters };
 }
 
 /** Runs crawl tasks one at a time each (the dispatcher runs many at once). */

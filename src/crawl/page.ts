@@ -7,55 +7,32 @@
 import type { DocumentType } from '../types.js';
 import { cachingResolver, systemResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
-import { DOCUMENT_TYPE_OF, detectKind, extractDocument } from './extract/documents.js';
-import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag } from './extract/html.js';
+import { DOCUMENT_TYPE_OF, detectKind, extractDocument, type FileKind } from './extract/documents.js';
+import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag, type HtmlExtract } from './extract/html.js';
 import type { PageRules } from './extract/rules.js';
-import { fetchGuarded, type RedirectHop } from './fetch.js';
+import { fetchGuarded, type FetchedResponse, type FetchFailure, type FetchOptions, type RedirectHop } from './fetch.js';
 
-/** The pool task input. */
-export interface FetchExtractTask {
+/** The pool task input: the URL and how to fetch it (the worker brings its own resolver). */
+export interface FetchExtractTask extends Pick<FetchOptions, 'userAgent' | 'timeoutMs' | 'maxBytes' | 'allowPrivate'> {
   url: string;
-  userAgent: string;
-  timeoutMs: number;
-  maxBytes: number;
-  allowPrivate: boolean;
   /** Control Panel rules (URL-only pages), or null when content is appended to a JSON page. */
   rules: PageRules | null;
 }
 
 /** A fetch that produced no page: refused, too large, timeout/network, or an HTTP error status. */
-export interface FetchExtractFailure {
-  kind: 'failure';
-  url: string;
-  status: number;
-  message: string;
-  hops: RedirectHop[];
-  retryable: boolean;
-}
+export type FetchExtractFailure = FetchFailure;
 
 /** The extracted page; `status` is 200, or 806/809 when nothing indexable came out. */
-export interface ExtractedPage {
+export interface ExtractedPage extends Omit<HtmlExtract, 'youtube' | 'description'> {
   kind: 'page';
   /** Final URL after redirects. */
   url: string;
   hops: RedirectHop[];
   status: number;
   message?: string;
-  title: string;
-  content: string;
-  headings: string[];
   description?: string;
   documentType: DocumentType;
-  imageUrl: string | null;
-  language: string | null;
   keywords: string[];
-  contentGroup: string;
-  dataPoints: { key: string; value: string; show: boolean }[];
-  filters: { key: string; value: number | string[] }[];
-  links: string[];
-  canonical: string | null;
-  noindex: boolean;
-  nofollow: boolean;
 }
 
 export type FetchExtractResult = FetchExtractFailure | ExtractedPage;
@@ -69,12 +46,76 @@ function fileTitle(url: string): string {
   }
 }
 
+/** A page with nothing extracted yet. */
+function emptyPage(url: string, hops: RedirectHop[], documentType: DocumentType): ExtractedPage {
+  return {
+    kind: 'page',
+    url,
+    hops,
+    status: 200,
+    title: '',
+    content: '',
+    headings: [],
+    documentType,
+    imageUrl: null,
+    language: null,
+    keywords: [],
+    contentGroup: '',
+    dataPoints: [],
+    filters: [],
+    links: [],
+    canonical: null,
+    noindex: false,
+    nofollow: false,
+  };
+}
+
+/**
+ * An HTML response as a page; a YouTube watch page as a video entry described by its metadata.
+ * Throws only on a bug in the extractor.
+ *
+ * @example const page = htmlPage({ kind: 'response', url, status: 200, headers: { 'content-type': 'text/html' }, body, hops: [] }, null);
+ */
+export function htmlPage(res: FetchedResponse, rules: PageRules | null): ExtractedPage {
+  const { text } = decodeText(res.body, res.headers['content-type'], true);
+  const { youtube, ...x } = extractHtml(text, res.url, rules, res.headers);
+  const page: ExtractedPage = { ...emptyPage(res.url, res.hops, 'HTML'), ...x, title: x.title || fileTitle(res.url) };
+  if (youtube) {
+    const y = extractYouTube(text, res.url);
+    page.documentType = 'YOUTUBE_VIDEO';
+    page.title = y.title || page.title;
+    page.content = y.content || page.description || '';
+    page.imageUrl = y.imageUrl ?? page.imageUrl;
+    page.keywords = y.keywords;
+    page.links = [];
+  }
+  return page;
+}
+
+/** A document response (PDF, office formats, text) as a page; robots and canonical come from its headers. */
+async function documentPage(res: FetchedResponse, kind: Exclude<FileKind, 'html'>): Promise<ExtractedPage> {
+  const doc = await extractDocument(kind, res.body, res.headers['content-type']);
+  const robots = parseXRobotsTag(res.headers['x-robots-tag']);
+  return {
+    ...emptyPage(res.url, res.hops, DOCUMENT_TYPE_OF[kind]),
+    title: doc.title || fileTitle(res.url),
+    content: doc.content,
+    canonical: canonicalFromLinkHeader(res.headers['link'], res.url),
+    noindex: robots.noindex,
+    nofollow: robots.nofollow,
+  };
+}
+
 // One per thread: the address guard resolves the host before every request of a crawl.
 const threadResolver = cachingResolver(systemResolver, 30_000);
 
 /**
  * Fetches and extracts one URL. Never throws: every problem is a result with its status code.
  * `resolver` is injectable for tests; the worker uses the system resolver behind a 30 s cache.
+ *
+ * @example
+ * const r = await fetchAndExtract({ url, userAgent: 'sitesift', timeoutMs: 10_000, maxBytes: 5_000_000, allowPrivate: false, rules: null });
+ * if (r.kind === 'page' && r.status === 200) index(r);
  */
 export async function fetchAndExtract(task: FetchExtractTask, resolver: Resolver = threadResolver): Promise<FetchExtractResult> {
   const res = await fetchGuarded(task.url, {
@@ -96,86 +137,18 @@ export async function fetchAndExtract(task: FetchExtractTask, resolver: Resolver
       retryable: res.status >= 500 || res.status === 429 || res.status === 408,
     };
   }
-  const base: Omit<ExtractedPage, 'status' | 'title' | 'content' | 'documentType'> = {
-    kind: 'page',
-    url: res.url,
-    hops: res.hops,
-    headings: [],
-    imageUrl: null,
-    language: null,
-    keywords: [],
-    contentGroup: '',
-    dataPoints: [],
-    filters: [],
-    links: [],
-    canonical: null,
-    noindex: false,
-    nofollow: false,
-  };
   const contentType = res.headers['content-type'];
   const kind = detectKind(contentType, res.url, res.body);
-  if (!kind) {
-    return { ...base, status: 806, message: `Unsupported content type ${contentType ?? '(none)'}`, title: '', content: '', documentType: 'HTML' };
-  }
-  const documentType = DOCUMENT_TYPE_OF[kind];
+  if (!kind) return { ...emptyPage(res.url, res.hops, 'HTML'), status: 806, message: `Unsupported content type ${contentType ?? '(none)'}` };
+  let page: ExtractedPage;
   try {
-    if (kind === 'html') {
-      const { text } = decodeText(res.body, contentType, true);
-      const x = extractHtml(text, res.url, task.rules, res.headers);
-      const page: ExtractedPage = {
-        ...base,
-        status: 200,
-        title: x.title || fileTitle(res.url),
-        content: x.content,
-        headings: x.headings,
-        description: x.description,
-        documentType,
-        imageUrl: x.imageUrl,
-        language: x.language,
-        contentGroup: x.contentGroup,
-        dataPoints: x.dataPoints,
-        filters: x.filters,
-        links: x.links,
-        canonical: x.canonical,
-        noindex: x.noindex,
-        nofollow: x.nofollow,
-      };
-      if (x.youtube) {
-        const y = extractYouTube(text, res.url);
-        page.documentType = 'YOUTUBE_VIDEO';
-        page.title = y.title || page.title;
-        page.content = y.content || page.description || '';
-        page.imageUrl = y.imageUrl ?? page.imageUrl;
-        page.keywords = y.keywords;
-        page.links = [];
-      }
-      if (!page.content.trim() && !(page.documentType === 'YOUTUBE_VIDEO' && page.title)) {
-        return { ...page, status: 809, message: 'No text after extraction' };
-      }
-      return page;
-    }
-    const doc = await extractDocument(kind, res.body, contentType);
-    const robots = parseXRobotsTag(res.headers['x-robots-tag']);
-    const page: ExtractedPage = {
-      ...base,
-      status: 200,
-      title: doc.title || fileTitle(res.url),
-      content: doc.content,
-      documentType,
-      canonical: canonicalFromLinkHeader(res.headers['link'], res.url),
-      noindex: robots.noindex,
-      nofollow: robots.nofollow,
-    };
-    if (!page.content.trim()) return { ...page, status: 809, message: 'No text after extraction' };
-    return page;
+    page = kind === 'html' ? htmlPage(res, task.rules) : await documentPage(res, kind);
   } catch (err) {
-    return {
-      ...base,
-      status: 806,
-      message: `Could not read the ${documentType} document: ${(err as Error)?.message ?? String(err)}`.slice(0, 300),
-      title: '',
-      content: '',
-      documentType,
-    };
+    const documentType = DOCUMENT_TYPE_OF[kind];
+    const message = `Could not read the ${documentType} document: ${(err as Error)?.message ?? String(err)}`.slice(0, 300);
+    return { ...emptyPage(res.url, res.hops, documentType), status: 806, message };
   }
+  // A video entry may consist of its title alone.
+  if (!page.content.trim() && !(page.documentType === 'YOUTUBE_VIDEO' && page.title)) return { ...page, status: 809, message: 'No text after extraction' };
+  return page;
 }

@@ -2,15 +2,15 @@
  * Fetches through the worker pool in batches (main thread): the `runFetch` of a running server.
  *
  * Why: the pool runs one task per thread at a time (Piscina's default), and a fetch spends most
- * of its time waiting for the network. With one pool task per page, a thread sat idle during
- * every request, so at most one request per thread was in flight however many fetch slots the
- * crawler granted, and every page paid a full task round trip. Here the pages the scheduler
+ * of its time waiting for the network. With one pool task per page, a thread would sit idle
+ * during every request, so at most one request per thread would be in flight however many
+ * fetch slots the crawler granted, and every page would pay a full task round trip. Here the pages the scheduler
  * hands out are collected and sent as one `fetch-extract` task per thread: the worker fetches
  * them concurrently and extracts each as its response arrives.
  *
  * Results stream back: each page's result is posted on a MessagePort of its own batch as soon
  * as it is extracted, so a slow page holds up neither the other pages' index writes nor their
- * fetch and host slots (those are freed per page by the scheduler, as before).
+ * fetch and host slots (those are freed per page by the dispatcher, src/crawl/dispatch.ts).
  *
  * Invariants:
  * - At most `threads` batches are in flight (submitted and not yet finished); pages handed out

@@ -10,14 +10,14 @@
  * Group commit: every change joins one transaction that is committed {@link GROUP_COMMIT_MS}
  * after it was opened, so the four or five state changes of each page (running, links seen and
  * queued, ledger, finished) of every page finishing in that window cost one commit instead of
- * one each (a commit per event-loop turn was still one per page: results arrive one message,
- * one turn, at a time). Reads see the open transaction. What a client is told about (a task id
+ * one each (a commit per event-loop turn would still be one per page: results arrive one
+ * message, one turn, at a time). Reads see the open transaction. What a client is told about (a task id
  * in a 202) is committed first with {@link CrawlQueue.commit}; anything else lost in a crash
  * between a change and its commit is a task that runs again (pages are idempotent).
  *
  * Ready tasks are served from memory ({@link CrawlQueue.ready}): every queued URL push and
  * append, and a window of the oldest queued pages read from SQLite in chunks; the scheduler asks
- * after every finished page, and the SELECT cost more than the rest of a page's bookkeeping.
+ * after every finished page, and the SELECT costs more than the rest of a page's bookkeeping.
  */
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -133,10 +133,19 @@ interface ReadyEntry {
 const WINDOW_CHUNK = 512;
 
 /** A random task id (`t_` + 20 hex chars): unguessable across projects. */
-export function newTaskId(): string {
+function newTaskId(): string {
   return 't_' + randomBytes(10).toString('hex');
 }
 
+/**
+ * One project's crawl queue; see the module comment.
+ *
+ * @example
+ * const q = new CrawlQueue(path.join(dataDir, 'projects', siteId, 'crawl.db'), Date.now);
+ * const task = q.add({ type: 'url', origin: 'url', url });
+ * q.commit(); // before the task id is acknowledged
+ * for (const t of q.ready(Date.now(), 16)) q.setRunning(t.id);
+ */
 export class CrawlQueue {
   readonly db: Database.Database;
   private readonly clock: () => number;
@@ -164,7 +173,7 @@ export class CrawlQueue {
    */
   private readonly seenByRun = new Map<string, Set<string>>();
 
-  /** Prepared once per SQL text: preparing per call cost more than the queries themselves. */
+  /** Prepared once per SQL text: preparing per call costs more than the queries themselves. */
   private q(sql: string): Database.Statement {
     let st = this.stmts.get(sql);
     if (!st) {
@@ -334,6 +343,7 @@ export class CrawlQueue {
     return { ...task };
   }
 
+  /** The task with this id, or null. */
   get(id: string): CrawlTask | null {
     const r = this.q(`SELECT * FROM tasks WHERE id = ?`).get(id) as Row | undefined;
     return r ? toTask(r) : null;
@@ -389,6 +399,7 @@ export class CrawlQueue {
     return r.t;
   }
 
+  /** Hands a queued task out: `running`, one more attempt counted. */
   setRunning(id: string): void {
     this.viewRemove(id);
     this.change();
@@ -402,13 +413,8 @@ export class CrawlQueue {
     this.q(`UPDATE tasks SET state = 'queued', next_at = ?, message = ? WHERE id = ?`).run(at, message, id);
   }
 
-  /** Puts a task back without counting the attempt (politeness said "not now"). */
-  requeue(id: string, at: number): void {
-    this.viewReset();
-    this.change();
-    this.q(`UPDATE tasks SET state = 'queued', next_at = ?, attempts = MAX(0, attempts - 1) WHERE id = ?`).run(at, id);
-  }
 
+  /** Ends a task with its index status (null when nothing was recorded) and message. */
   finish(id: string, state: 'done' | 'failed', indexStatus: number | null, message: string | null): void {
     this.viewRemove(id);
     this.change();
@@ -429,10 +435,6 @@ export class CrawlQueue {
     if (state === 'done' || state === 'failed') this.seenByRun.delete(id);
   }
 
-  /** Page tasks of a run that are not finished yet. */
-  openInRun(runId: string): number {
-    return (this.q(`SELECT COUNT(*) AS c FROM tasks WHERE run_id = ? AND state IN ('queued','running')`).get(runId) as { c: number }).c;
-  }
 
   /** Whether a page task of the run is not finished yet (cheaper than counting them). */
   hasOpenInRun(runId: string): boolean {
@@ -463,6 +465,7 @@ export class CrawlQueue {
     return true;
   }
 
+  /** Whether run `runId` has seen `url` (queued or reached it). */
   isSeen(runId: string, url: string): boolean {
     const set = this.seenByRun.get(runId);
     if (set) return set.has(url);
@@ -486,11 +489,6 @@ export class CrawlQueue {
     this.q(`UPDATE tasks SET truncated = 1 WHERE id = ?`).run(runId);
   }
 
-  clearSeen(runId: string): void {
-    this.seenByRun.delete(runId);
-    this.change();
-    this.q(`DELETE FROM seen WHERE run_id = ?`).run(runId);
-  }
 
   /** Records the crawler's latest write of `url`. */
   record(url: string, origin: TaskOrigin, runId: string | null): void {
@@ -498,6 +496,7 @@ export class CrawlQueue {
     this.q(`INSERT INTO ledger (url, origin, run_id) VALUES (?, ?, ?) ON CONFLICT(url) DO UPDATE SET origin = excluded.origin, run_id = excluded.run_id`).run(url, origin, runId);
   }
 
+  /** Removes URLs from the ledger (they were deleted from the index, or are gone). */
   forget(urls: string[]): void {
     const del = this.q(`DELETE FROM ledger WHERE url = ?`);
     this.change();
@@ -532,6 +531,7 @@ export class CrawlQueue {
     return rows.filter((r) => r.url && predicate(r.url)).map((r) => r.id);
   }
 
+  /** The lastmod of every URL of the last sitemap import (null: the sitemap gave none). */
   sitemapLastmods(): Map<string, string | null> {
     const rows = this.q(`SELECT url, lastmod FROM sitemap_urls`).all() as Array<{ url: string; lastmod: string | null }>;
     return new Map(rows.map((r) => [r.url, r.lastmod]));
@@ -553,6 +553,7 @@ export class CrawlQueue {
     })();
   }
 
+  /** Commits the open group and closes the database. */
   close(): void {
     this.commit();
     this.db.close();

@@ -39,6 +39,14 @@ export interface RobotsCacheOptions {
   unavailableTtlMs?: number;
 }
 
+/**
+ * robots.txt verdicts per origin; one fetch per origin at a time, cached per the module comment.
+ *
+ * @example
+ * const robots = new RobotsCache({ clock: Date.now, resolver: systemResolver, allowPrivate: false });
+ * const v = await robots.check('https://docs.example.org/a.html', 'sitesift', { timeoutMs: 10_000 });
+ * if (!v.allowed) skip(804, v.message);
+ */
 export class RobotsCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<Entry>>();

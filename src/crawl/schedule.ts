@@ -10,6 +10,7 @@ import type { Settings } from '../types.js';
 /** Registers `tick` on a cron expression; returns a stopper. node-cron by default; tests inject. */
 export type Scheduler = (expression: string, tick: () => void, name: string) => { stop(): void | Promise<void> };
 
+/** The production {@link Scheduler}: node-cron in UTC, a tick skipped while the previous one runs. */
 export const cronScheduler: Scheduler = (expression, tick, name) =>
   cron.schedule(expression, tick, { name, noOverlap: true, timezone: 'Etc/UTC' });
 
@@ -32,7 +33,16 @@ export interface ProjectSchedulesOptions {
   scheduler?: Scheduler;
 }
 
-/** The live schedules of one job over every project. */
+/** What a per-project crawl job takes besides the crawler action it runs (jobs/recrawl.ts, jobs/sitemap-import.ts). */
+export type ProjectJobDeps = Pick<ProjectSchedulesOptions, 'projects' | 'onError' | 'scheduler'>;
+
+/**
+ * The live schedules of one job over every project.
+ *
+ * @example
+ * const job = new ProjectSchedules({ name: 'recrawl', projects, expressionOf: (s) => s.crawler.recrawlSchedule, run: (siteId) => crawl.startSiteCrawl(siteId) });
+ * await job.stop(); // at shutdown
+ */
 export class ProjectSchedules {
   private readonly active = new Map<string, { expression: string; handle: { stop(): void | Promise<void> } }>();
   private readonly running = new Map<string, Promise<unknown>>();
@@ -93,6 +103,7 @@ export class ProjectSchedules {
     this.active.delete(siteId);
   }
 
+  /** Stops every schedule and waits for the runs in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe();

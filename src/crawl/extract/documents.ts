@@ -13,11 +13,12 @@
  */
 import type { DocumentType } from '../../types.js';
 import { decodeText } from '../charset.js';
+import { linesOf } from './whitespace.js';
 
 /** The file kinds the extractor knows; more specific than {@link DocumentType}. */
 export type FileKind = 'html' | 'pdf' | 'doc' | 'docx' | 'xls' | 'xlsx' | 'ppt' | 'pptx' | 'odt' | 'ods' | 'odp' | 'txt';
 
-/** The seed's documentType of each file kind. */
+/** The index documentType of each file kind. */
 export const DOCUMENT_TYPE_OF: Record<FileKind, DocumentType> = {
   html: 'HTML',
   pdf: 'PDF',
@@ -91,12 +92,9 @@ function xmlText(xml: string, paragraphTags: RegExp): string {
     .replace(/&amp;/g, '&');
 }
 
-function tidy(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => l.replace(/[ \t\u00a0]+/g, ' ').trim())
-    .filter(Boolean)
-    .join('\n');
+/** The `dc:title` of an office document's metadata XML ('' when none). */
+function dcTitle(xml: string): string {
+  return xmlText(xml.match(/<dc:title>([\s\S]*?)<\/dc:title>/)?.[1] ?? '', /$^/).trim();
 }
 
 /** Extracted text of a document plus a title when the file carries one. */
@@ -118,7 +116,7 @@ async function pdfText(body: Buffer): Promise<DocumentText> {
     } catch {
       title = '';
     }
-    return { title, content: tidy(text) };
+    return { title, content: linesOf(text) };
   } finally {
     await (pdf as unknown as { destroy?: () => Promise<void> }).destroy?.();
   }
@@ -133,9 +131,9 @@ async function odfText(body: Buffer): Promise<DocumentText> {
   const zip = await zipOf(body);
   const content = (await zip.file('content.xml')?.async('string')) ?? '';
   const meta = (await zip.file('meta.xml')?.async('string')) ?? '';
-  const title = xmlText(meta.match(/<dc:title>([\s\S]*?)<\/dc:title>/)?.[1] ?? '', /$^/).trim();
+  const title = dcTitle(meta);
   const bodyXml = content.match(/<office:body>([\s\S]*)<\/office:body>/)?.[1] ?? content;
-  return { title, content: tidy(xmlText(bodyXml, /<\/?(text:p|text:h|table:table-cell|draw:page|text:line-break)\b[^>]*>/g)) };
+  return { title, content: linesOf(xmlText(bodyXml, /<\/?(text:p|text:h|table:table-cell|draw:page|text:line-break)\b[^>]*>/g)) };
 }
 
 async function pptxText(body: Buffer): Promise<DocumentText> {
@@ -146,8 +144,8 @@ async function pptxText(body: Buffer): Promise<DocumentText> {
   const parts: string[] = [];
   for (const s of slides) parts.push(xmlText((await zip.file(s)!.async('string')) ?? '', /<\/a:p>/g));
   const core = (await zip.file('docProps/core.xml')?.async('string')) ?? '';
-  const title = xmlText(core.match(/<dc:title>([\s\S]*?)<\/dc:title>/)?.[1] ?? '', /$^/).trim();
-  return { title, content: tidy(parts.join('\n')) };
+  const title = dcTitle(core);
+  return { title, content: linesOf(parts.join('\n')) };
 }
 
 async function docxText(body: Buffer): Promise<DocumentText> {
@@ -156,23 +154,29 @@ async function docxText(body: Buffer): Promise<DocumentText> {
   let title = '';
   try {
     const core = (await (await zipOf(body)).file('docProps/core.xml')?.async('string')) ?? '';
-    title = xmlText(core.match(/<dc:title>([\s\S]*?)<\/dc:title>/)?.[1] ?? '', /$^/).trim();
+    title = dcTitle(core);
   } catch {
     title = '';
   }
-  return { title, content: tidy(value) };
+  return { title, content: linesOf(value) };
 }
 
 async function docText(body: Buffer): Promise<DocumentText> {
   const WordExtractor = (await import('word-extractor')).default;
   const doc = await new WordExtractor().extract(body);
-  return { title: '', content: tidy(doc.getBody()) };
+  return { title: '', content: linesOf(doc.getBody()) };
+}
+
+/**
+ * The API of a CommonJS package loaded with `import()`: on the namespace when Node found its
+ * named exports, else on the namespace's `default` (the package's `module.exports`).
+ */
+function commonJs<T extends { default: unknown }>(ns: T, probe: Exclude<keyof T, 'default'>): Omit<T, 'default'> {
+  return (ns[probe] !== undefined ? ns : ns.default) as Omit<T, 'default'>;
 }
 
 async function sheetText(body: Buffer): Promise<DocumentText> {
-  const XLSX = await import('xlsx');
-  const read = (XLSX as unknown as { read: typeof import('xlsx').read }).read ?? XLSX.default.read;
-  const utils = (XLSX as unknown as { utils: typeof import('xlsx').utils }).utils ?? XLSX.default.utils;
+  const { read, utils } = commonJs(await import('xlsx'), 'read');
   const wb = read(body, { type: 'buffer', cellDates: true });
   const parts: string[] = [];
   for (const name of wb.SheetNames) {
@@ -182,7 +186,7 @@ async function sheetText(body: Buffer): Promise<DocumentText> {
     for (const row of rows) parts.push(row.filter((c) => c !== null && c !== undefined && String(c).trim() !== '').join('\t'));
   }
   const title = String(wb.Props?.Title ?? '').trim();
-  return { title, content: tidy(parts.join('\n')) };
+  return { title, content: linesOf(parts.join('\n')) };
 }
 
 /**
@@ -190,9 +194,7 @@ async function sheetText(body: Buffer): Promise<DocumentText> {
  * lives in TextCharsAtom (0x0FA0, UTF-16LE) and TextBytesAtom (0x0FA8, 8-bit) records.
  */
 async function pptText(body: Buffer): Promise<DocumentText> {
-  const CFB = await import('cfb');
-  const read = (CFB as unknown as { read: typeof import('cfb').read }).read ?? CFB.default.read;
-  const find = (CFB as unknown as { find: typeof import('cfb').find }).find ?? CFB.default.find;
+  const { read, find } = commonJs(await import('cfb'), 'read');
   const container = read(body, { type: 'buffer' });
   const entry = find(container, 'PowerPoint Document');
   if (!entry?.content) return { title: '', content: '' };
@@ -215,30 +217,28 @@ async function pptText(body: Buffer): Promise<DocumentText> {
   walk(0, buf.length, 0);
   // Master-slide placeholders ("Click to edit Master title style") are not content.
   const content = texts.map((t) => t.replace(/\r/g, '\n')).filter((t) => !/^Click to (edit|add)/i.test(t.trim()) && !/^[*\s]*$/.test(t));
-  return { title: '', content: tidy(content.join('\n')) };
+  return { title: '', content: linesOf(content.join('\n')) };
 }
 
-/** Extracts the text of a non-HTML document. Throws on a corrupt file (the caller reports 806). */
-export async function extractDocument(kind: Exclude<FileKind, 'html'>, body: Buffer, contentType?: string): Promise<DocumentText> {
-  switch (kind) {
-    case 'pdf':
-      return pdfText(body);
-    case 'docx':
-      return docxText(body);
-    case 'doc':
-      return docText(body);
-    case 'xls':
-    case 'xlsx':
-    case 'ods':
-      return sheetText(body);
-    case 'pptx':
-      return pptxText(body);
-    case 'ppt':
-      return pptText(body);
-    case 'odt':
-    case 'odp':
-      return odfText(body);
-    case 'txt':
-      return { title: '', content: tidy(decodeText(body, contentType, false).text) };
-  }
+const EXTRACTORS: Record<Exclude<FileKind, 'html'>, (body: Buffer, contentType?: string) => Promise<DocumentText>> = {
+  pdf: pdfText,
+  docx: docxText,
+  doc: docText,
+  xls: sheetText,
+  xlsx: sheetText,
+  ods: sheetText,
+  pptx: pptxText,
+  ppt: pptText,
+  odt: odfText,
+  odp: odfText,
+  txt: async (body, contentType) => ({ title: '', content: linesOf(decodeText(body, contentType, false).text) }),
+};
+
+/**
+ * Extracts the text of a non-HTML document. Throws on a corrupt file (the caller reports 806).
+ *
+ * @example const { title, content } = await extractDocument('pdf', body);
+ */
+export function extractDocument(kind: Exclude<FileKind, 'html'>, body: Buffer, contentType?: string): Promise<DocumentText> {
+  return EXTRACTORS[kind](body, contentType);
 }

@@ -285,22 +285,14 @@ function scanPage(root: AnyNode): PageScan {
           if (a.href !== undefined && scan.baseHref === undefined) scan.baseHref = a.href;
           break;
         case 'title':
-          scan.title ??= el;
-          break;
         case 'h1':
-          scan.h1 ??= el;
+        case 'main':
+        case 'article':
+        case 'body':
+          scan[el.name] ??= el;
           break;
         case 'html':
           scan.lang ??= a.lang;
-          break;
-        case 'main':
-          scan.main ??= el;
-          break;
-        case 'article':
-          scan.article ??= el;
-          break;
-        case 'body':
-          scan.body ??= el;
           break;
       }
       if (a.role === 'main') scan.roleMain ??= el;

@@ -9,17 +9,12 @@
  */
 import type * as cheerio from 'cheerio/slim';
 import type { AnyNode } from 'domhandler';
-import type { DataPoint, DataPointRule, ExtractionRule, FilterDefinition, FilterValue, ResultGroupRule } from '../../types.js';
+import type { DataPoint, DataPointRule, FilterValue, ResultGroupRule, Settings } from '../../types.js';
 import { matchesPattern } from '../patterns.js';
 import { collapse } from './whitespace.js';
 
 /** Control Panel rules applied to URL-only pages; absent (null) for a JSON page's appended content. */
-export interface PageRules {
-  contentExtraction: ExtractionRule[];
-  dataPoints: DataPointRule[];
-  resultGroups: ResultGroupRule[];
-  filters: FilterDefinition[];
-}
+export type PageRules = Pick<Settings, 'contentExtraction' | 'dataPoints' | 'resultGroups' | 'filters'>;
 
 /** The page's cheerio view, created on first call (most pages never need one). */
 export type LazyCheerio = () => cheerio.CheerioAPI;

@@ -1,6 +1,6 @@
 /**
- * White-space normalisation of extracted text, shared by the HTML extractor and the Control
- * Panel rules. Pure.
+ * White-space normalisation of extracted text, shared by the HTML and document extractors and
+ * the Control Panel rules. Pure; any thread.
  */
 
 /**
