@@ -84,3 +84,35 @@ export function normalizeUrlObject(u: URL, opts: NormalizeOptions = {}): string 
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
   return normalizeParsed(u, opts);
 }
+
+/** Characters percent-encoded in served image URLs: white space, controls, quotes, angle brackets, backtick. */
+const IMAGE_URL_UNSAFE = /[\x00-\x20\x7f"'<>`]/g;
+/** Base that resolves a relative image reference the way a page would, to read its scheme. */
+const RELATIVE_BASE = 'https://relative.invalid/';
+
+/**
+ * An image URL as results serve it (`image`), or null when it must not be served: an absolute
+ * http(s) URL or a relative reference (`/img/a.png`, `a.png`, `//cdn.example/a.png`), with
+ * white space, control characters, quotes, angle brackets and backticks percent-encoded so that
+ * it cannot end an HTML attribute; null for an empty string, any other scheme (`javascript:`,
+ * `data:`, `vbscript:`, `file:`, …, also spelled with the tabs, new lines and leading controls
+ * browsers ignore) and anything a browser cannot parse. Used at ingest (JSON pages) and when
+ * results are rendered (pages written before the check, crawled pages). Pure, any thread.
+ *
+ * @example
+ * safeImageUrl('/img/a b.png')          // '/img/a%20b.png'
+ * safeImageUrl('javascript:alert(1)')   // null
+ */
+export function safeImageUrl(raw: string): string | null {
+  // What a browser does first: drop tabs and new lines anywhere, controls and spaces around.
+  const s = raw.replace(/[\t\n\r]/g, '').replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '');
+  if (s === '') return null;
+  let u: URL;
+  try {
+    u = new URL(s, RELATIVE_BASE);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  return s.replace(IMAGE_URL_UNSAFE, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}

@@ -5,7 +5,8 @@
  * - `POST /sites/pageJson` — one page document (a JSON object).
  * - `POST /sites/pagesJson` — 1–100 page documents (a JSON array), all or nothing.
  *   Query: `token`, `refresh` (wait until searchable), `ignoreUndefinedFilters`.
- *   200 `{"status":"success","indexed":n}` once the write log holds the documents on disk.
+ *   200 `{"status":"success","indexed":n}` once the write log holds the documents on disk, with
+ *   `warnings: [{index, field, message}]` when something was left out of accepted entries.
  *   `appendPageContent: true` on any entry: the supplied documents are written as above and
  *   their URLs are queued for the crawler, which appends the fetched content (202 with
  *   `taskId`; `taskIds` for a batch); 501 `not_implemented` and nothing written when this
@@ -29,6 +30,7 @@ import {
   validatePage,
   wantsAppend,
   type CrawlHooks,
+  type EntryWarning,
   type ValidateContext,
 } from '../ingest/index.js';
 import type { Services } from '../services.js';
@@ -65,10 +67,12 @@ async function indexRoute(ctx: Context, services: Services, batch: boolean): Pro
   const refresh = parseBoolParam(ctx, 'refresh', false);
   const ignoreUndefinedFilters = parseBoolParam(ctx, 'ignoreUndefinedFilters', false);
   const body = await readJson(ctx, { maxBytes: bodyLimit(services) });
+  const warnings: EntryWarning[] = [];
   const vctx: ValidateContext = {
     settings: services.projects.getSettings(siteId),
     ignoreUndefinedFilters,
     defaultSource: 'api',
+    warnings,
   };
   const docs = batch ? validateBatch(body, vctx) : [validatePage(body, vctx)];
 
@@ -90,8 +94,10 @@ async function indexRoute(ctx: Context, services: Services, batch: boolean): Pro
 
   const index = await projectIndex(services, siteId);
   const { indexed } = await indexPages(index, docs, { refresh });
+  // What was left out of accepted entries; absent when nothing was.
+  const warned = warnings.length > 0 ? { warnings } : {};
   if (appendUrls.length === 0) {
-    ctx.body = { status: 'success', indexed };
+    ctx.body = { status: 'success', indexed, ...warned };
     return;
   }
   const byUrl = new Map<string, PageDoc>(docs.map((d) => [d.url, d]));
@@ -101,7 +107,7 @@ async function indexRoute(ctx: Context, services: Services, batch: boolean): Pro
     taskIds.push(task.taskId);
   }
   ctx.status = 202;
-  ctx.body = batch ? { status: 'success', indexed, taskId: taskIds[0], taskIds } : { status: 'success', indexed, taskId: taskIds[0] };
+  ctx.body = batch ? { status: 'success', indexed, taskId: taskIds[0], taskIds, ...warned } : { status: 'success', indexed, taskId: taskIds[0], ...warned };
 }
 
 function canonicalOf(entry: unknown): string | undefined {

@@ -4,7 +4,7 @@
  * reports, RE2 URL patterns, and the bulk import client used by `sitesift index`.
  */
 export { validatePage, validateBatch, canonicalPageUrl, normalizeLanguage, wantsAppend, MAX_BATCH, MAX_URL_LENGTH } from './validate.js';
-export type { ValidateContext } from './validate.js';
+export type { ValidateContext, EntryWarning } from './validate.js';
 export { indexPages, deleteByUrl, deleteByPattern, crawlerOf } from './documents.js';
 export type { CrawlHooks, IndexPagesResult } from './documents.js';
 export { compileUrlPattern, MAX_PATTERN_LENGTH } from './url-pattern.js';

@@ -15,6 +15,9 @@
  *   existing clients omit them: missing or `null` means `false`, `''` (no group) and `null`.
  *   When present they must have the right type.
  * - `null` for any optional field means "absent".
+ * - `imageUrl`: an absolute http(s) URL or a relative reference, served percent-encoded where it
+ *   could end an HTML attribute (`safeImageUrl`, src/url.ts); any other scheme (`javascript:`,
+ *   `data:`) is left out with a warning and the page is indexed without an image.
  * - Unknown fields are rejected (400 naming the field): a misspelt `keyword` silently ignored
  *   would be a worse surprise than an error. Accepted extensions: `headings` (a string or an
  *   array of strings; a string is split on new lines and on ` | `) and `description`.
@@ -30,7 +33,7 @@
 import { AppError, type EntryError } from '../errors.js';
 import { DOCUMENT_TYPES, type DataPoint, type DocSource, type DocumentType, type FilterValue, type PageDoc, type Settings } from '../types.js';
 import { ISO_639_1 } from '../text/index.js';
-import { normalizeUrl } from '../url.js';
+import { normalizeUrl, safeImageUrl } from '../url.js';
 
 /** Largest number of entries in one `pagesJson` batch (seed 8). */
 export const MAX_BATCH = 100;
@@ -45,7 +48,15 @@ export interface ValidateContext {
   ignoreUndefinedFilters: boolean;
   /** Source recorded on the resulting documents (`api` for JSON pushes). */
   defaultSource: DocSource;
+  /**
+   * Receives what validation left out of accepted documents (an unsafe `imageUrl`), one entry
+   * per problem with the entry's position; the route answers them in `warnings`.
+   */
+  warnings?: EntryWarning[];
 }
+
+/** Something left out of an accepted document: `{index, field, message}` like a rejection's `errors`. */
+export type EntryWarning = EntryError;
 
 const KNOWN_FIELDS = new Set([
   'url',
@@ -119,8 +130,13 @@ export function canonicalPageUrl(raw: string): { url: string } | { problem: stri
 /** Collects the problems of one entry; `prefix` is the path of the entry's fields. */
 class Problems {
   readonly list: Array<{ field: string; message: string }> = [];
+  /** Left out of the document, which is still accepted. */
+  readonly warnings: Array<{ field: string; message: string }> = [];
   add(field: string, message: string): void {
     this.list.push({ field, message });
+  }
+  warn(field: string, message: string): void {
+    this.warnings.push({ field, message });
   }
 }
 
@@ -135,6 +151,7 @@ export function validatePage(input: unknown, ctx: ValidateContext): PageDoc {
   if (doc === undefined || problems.list.length > 0) {
     throw invalidDocuments(problems.list.map((p) => ({ index: 0, ...p })), false);
   }
+  for (const w of problems.warnings) ctx.warnings?.push({ index: 0, ...w });
   return doc;
 }
 
@@ -155,14 +172,17 @@ export function validateBatch(input: unknown, ctx: ValidateContext): PageDoc[] {
     throw new AppError('batch_too_large', `A batch holds at most ${MAX_BATCH} page documents (got ${input.length}); split it into several requests.`, 'body');
   }
   const errors: EntryError[] = [];
+  const warnings: EntryWarning[] = [];
   const docs: PageDoc[] = [];
   input.forEach((entry, index) => {
     const problems = new Problems();
     const doc = checkPage(entry, ctx, problems);
     for (const p of problems.list) errors.push({ index, ...p });
+    for (const w of problems.warnings) warnings.push({ index, ...w });
     if (doc && problems.list.length === 0) docs.push(doc);
   });
   if (errors.length > 0) throw invalidDocuments(errors, true);
+  ctx.warnings?.push(...warnings);
   return lastWins(docs);
 }
 
@@ -235,8 +255,12 @@ function checkPage(input: unknown, ctx: ValidateContext, problems: Problems): Pa
   if (present(o.imageUrl)) {
     if (typeof o.imageUrl !== 'string') problems.add('imageUrl', `must be a string, got ${typeName(o.imageUrl)}`);
     else if (o.imageUrl.length > MAX_URL_LENGTH) problems.add('imageUrl', `must be at most ${MAX_URL_LENGTH} characters (got ${o.imageUrl.length})`);
-    // Relative image paths are accepted as given: the result page resolves them.
-    else imageUrl = o.imageUrl.trim() === '' ? null : o.imageUrl.trim();
+    else if (o.imageUrl.trim() !== '') {
+      // Relative references are kept (the result page resolves them); other schemes
+      // (`javascript:`, `data:`) would run or embed anything where a client shows the image.
+      imageUrl = safeImageUrl(o.imageUrl);
+      if (imageUrl === null) problems.warn('imageUrl', `is not an http(s) or relative URL (got ${quote(o.imageUrl)}): the page is indexed without an image`);
+    }
   }
 
   let boost = 1;

@@ -19,6 +19,7 @@ import type { FilterDefinition } from '../types.js';
 import { type ActiveFilter, Facet, passes } from './filters.js';
 import type { Consider } from './match.js';
 import { heapDown, heapUp, type Hit } from './score.js';
+import { unescapeHtml } from './snippet.js';
 
 /**
  * A content group's name as reported: '_' for pages in no group.
@@ -27,6 +28,24 @@ import { heapDown, heapUp, type Hit } from './score.js';
  */
 export function groupName(g: string): string {
   return g === '' ? '_' : g;
+}
+
+/**
+ * The content groups a request names (`includeContentGroups`, `excludeContentGroups`) as a set
+ * of group names to test against, or null for no restriction (not given). A name is taken as
+ * given and also HTML-unescaped: with `highlightQueryTerms=true` answers show group names
+ * escaped (`R&amp;D`), and a client may send back either form.
+ *
+ * @example groupSet(['R&amp;D']) // Set {'R&amp;D', 'R&D'}
+ */
+export function groupSet(names: string[] | null): Set<string> | null {
+  if (names === null) return null;
+  const set = new Set<string>();
+  for (const n of names) {
+    set.add(n);
+    set.add(unescapeHtml(n));
+  }
+  return set;
 }
 
 /** What the collector reads of a search request. */
@@ -102,8 +121,8 @@ export class HitCollector {
   constructor(private readonly req: GroupRequest, private readonly keep: number) {
     this.facets = req.facetDefs.map((d) => new Facet(d));
     this.facetIndex = new Map(req.facetDefs.map((d, i) => [d.id, i]));
-    this.includeGroups = req.includeContentGroups ? new Set(req.includeContentGroups) : null;
-    this.excludeGroups = req.excludeContentGroups ? new Set(req.excludeContentGroups) : null;
+    this.includeGroups = groupSet(req.includeContentGroups);
+    this.excludeGroups = groupSet(req.excludeContentGroups);
   }
 
   /**

@@ -12,8 +12,9 @@ import { runQuery, type Hit } from './engine.js';
 import { dataPointKeys, groupName } from './group.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
-import { highlight, snippet } from './snippet.js';
+import { escapeHtml, highlight, snippet } from './snippet.js';
 import { engineCacheBudget, engineCacheUsed } from '../index/budgets.js';
+import { safeImageUrl } from '../url.js';
 
 export interface SearchParams {
   query: string;
@@ -164,6 +165,22 @@ function cardOf(h: Hit, withContent: boolean): ResultCard {
   return card;
 }
 
+/** The same object with HTML-escaped keys (content-group names), in the same order. */
+function escapeKeys<T>(o: Record<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const [k, v] of Object.entries(o)) out[escapeHtml(k)] = v;
+  return out;
+}
+
+/** A facet with its display names escaped; `key` and `values[].value` are what requests send back. */
+function escapeFacet(f: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...f, name: escapeHtml(String(f.name)) };
+  if (Array.isArray(f.values)) {
+    out.values = (f.values as Array<Record<string, unknown>>).map((v) => ({ ...v, name: escapeHtml(String(v.name)) }));
+  }
+  return out;
+}
+
 /**
  * Runs one search over a pinned snapshot (the caller acquires and releases it).
  * `cacheOwner` keys per-project caches (the ProjectIndex object).
@@ -235,14 +252,18 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   }
   for (const g of Object.keys(perGroup)) if (perGroup[g]! <= 0) delete perGroup[g];
 
+  // With highlighting the answer is HTML: every text field is escaped (docs/API.md lists them).
+  const html = p.highlightQueryTerms;
+  const text = html ? escapeHtml : (s: string) => s;
   const render = (h: Hit): SearchResult => {
     const e = cardOf(h, p.includeContent);
     const r: SearchResult = {
-      name: p.highlightQueryTerms ? highlight(e.title, res.matched, e) : e.title,
-      image: e.imageUrl ? e.imageUrl : null,
+      name: html ? highlight(e.title, res.matched, e) : e.title,
+      // Checked again here: pages stored before ingest checked image URLs.
+      image: (e.imageUrl && safeImageUrl(e.imageUrl)) || null,
       link: e.url,
       type: e.documentType,
-      dataPoints: e.dataPoints.map((d) => ({ key: d.key, value: d.value, show: d.show })),
+      dataPoints: e.dataPoints.map((d) => ({ key: text(d.key), value: text(d.value), show: d.show })),
     };
     if (p.includeContent) {
       const text = e.content || e.description || '';
@@ -281,13 +302,13 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
 
   const out: SearchResponse = {
     status: 'success',
-    query: p.query,
-    suggests,
+    query: text(p.query),
+    suggests: html ? escapeKeys(suggests) : suggests,
     totalResults: hits.length + unlisted,
-    totalResultsPerContentGroup: totalPerGroup,
+    totalResultsPerContentGroup: html ? escapeKeys(totalPerGroup) : totalPerGroup,
     sortingOptions: sortOpts,
     sorting: p.sort ?? '',
-    filterOptions: p.filterOptions ? res.facets : [],
+    filterOptions: !p.filterOptions ? [] : html ? res.facets.map(escapeFacet) : res.facets,
     activeFilterOptions: p.filters.map(echoFilter),
   };
   if (redirect) out.redirect = redirect;

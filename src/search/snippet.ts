@@ -18,6 +18,18 @@ export function escapeHtml(s: string): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(/[&<>"']/g, (c) => ESC[c]!) : s;
 }
 
+const UNESC: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+
+/**
+ * The inverse of {@link escapeHtml}: its five entities back to characters (no other entity is
+ * decoded). Reads back a name a client took from an HTML-escaped answer.
+ *
+ * @example unescapeHtml('a &amp;lt; b') // 'a &lt; b'
+ */
+export function unescapeHtml(s: string): string {
+  return s.includes('&') ? s.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => UNESC[e]!) : s;
+}
+
 /** Longest prefix of a page scanned for the best passage (keeps huge pages cheap). */
 const SCAN_LIMIT = 12_000;
 

@@ -33,6 +33,7 @@ import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
 import { pinned, type SearchSources } from './service.js';
 import { objectId } from './object-id.js';
+import { escapeHtml } from './snippet.js';
 
 /** Suggest's own parameters of the page of results (validated by the route). */
 export interface SuggestParams {
@@ -229,11 +230,14 @@ export function answerOf(page: SuggestPage): SuggestAnswer {
 /**
  * The `GET /sites/suggest` response body as JSON text: the same keys, in the same order, as
  * `JSON.stringify({status, query, suggests, totalResults, totalResultsPerContentGroup,
- * querySuggestions, redirect?})`.
+ * querySuggestions, redirect?})`. With `html` (`highlightQueryTerms=true`) the echoed query and
+ * the query suggestions are HTML-escaped like the rest of the answer (the page already is).
  */
-export function suggestBody(query: string, answer: SuggestAnswer, querySuggestions: ReadonlyArray<{ query: string }>): string {
+export function suggestBody(query: string, answer: SuggestAnswer, querySuggestions: ReadonlyArray<{ query: string }>, html = false): string {
   const redirect = answer.page.redirect ? `,"redirect":${JSON.stringify(answer.page.redirect)}` : '';
-  return `{"status":"success","query":${JSON.stringify(query)},${answer.json},"querySuggestions":${JSON.stringify(querySuggestions)}${redirect}}`;
+  const q = html ? escapeHtml(query) : query;
+  const qs = html ? querySuggestions.map((s) => ({ query: escapeHtml(s.query) })) : querySuggestions;
+  return `{"status":"success","query":${JSON.stringify(q)},${answer.json},"querySuggestions":${JSON.stringify(qs)}${redirect}}`;
 }
 
 /** Counters of one {@link SuggestCache} (tests, benchmark). */
@@ -423,7 +427,7 @@ export class SuggestService {
     return pinned(this.sources, siteId, async (index, snap, settings) => {
       const answer = await this.cache.getAsync(snap, settings, req, index, (sp) => this.sources.executor.run(index, snap, settings, sp));
       const qs = req.maxQuerySuggestions > 0 ? this.sources.querySuggestions(siteId, req.query, { max: req.maxQuerySuggestions, minSearches: settings.suggest.minSearches }) : [];
-      return suggestBody(req.query, answer, qs);
+      return suggestBody(req.query, answer, qs, req.highlightQueryTerms);
     });
   }
 }
