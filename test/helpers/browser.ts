@@ -87,7 +87,7 @@ export interface Pages {
   /** `http://localhost:<port>` */
   url: string;
   /** path → page; add or replace entries at any time. */
-  pages: Map<string, { type?: string; body: string; status?: number; headers?: Record<string, string> }>;
+  pages: Map<string, { type?: string; body: string; status?: number; headers?: Record<string, string>; delayMs?: number }>;
   /** Requests received, in order (method and path). */
   requests: Array<{ method: string; path: string }>;
   close(): Promise<void>;
@@ -106,8 +106,12 @@ export async function startPages(initial: Record<string, string> = {}, t?: Teard
       res.end('<!doctype html><title>Not found</title><h1>Not found</h1>');
       return;
     }
-    res.writeHead(entry.status ?? 200, { 'content-type': entry.type ?? 'text/html; charset=utf-8', ...entry.headers });
-    res.end(entry.body);
+    const send = () => {
+      res.writeHead(entry.status ?? 200, { 'content-type': entry.type ?? 'text/html; charset=utf-8', ...entry.headers });
+      res.end(entry.body);
+    };
+    if (entry.delayMs) setTimeout(send, entry.delayMs);
+    else send();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
