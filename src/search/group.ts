@@ -31,6 +31,17 @@ export function groupName(g: string): string {
 }
 
 /**
+ * An empty object for keys that are content-group names: without a prototype, so a group named
+ * `__proto__` or `constructor` is a key like any other (on `{}` the first would set the
+ * prototype and the second read `Object`). JSON.stringify writes it like any object.
+ *
+ * @example const perGroup = groupRecord<number>(); perGroup['__proto__'] = 1;
+ */
+export function groupRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/**
  * The content groups a request names (`includeContentGroups`, `excludeContentGroups`) as a set
  * of group names to test against, or null for no restriction (not given). A name is taken as
  * given and also HTML-unescaped: with `highlightQueryTerms=true` answers show group names
@@ -112,7 +123,7 @@ function liveBoosts(dead: Uint8Array, dv: { status: Int32Array; boost: Float64Ar
 export class HitCollector {
   readonly hits: Hit[] = [];
   total = 0;
-  readonly perGroup: Record<string, number> = {};
+  readonly perGroup: Record<string, number> = groupRecord();
   readonly facets: Facet[];
   private readonly facetIndex: Map<string, number>;
   private readonly includeGroups: Set<string> | null;

@@ -9,7 +9,7 @@ import type { ResultCard } from '../index/segment-reader.js';
 import type { DataPoint, ResultMapping, Settings } from '../types.js';
 import { compilePattern } from '../crawl/patterns.js';
 import { runQuery, type Hit } from './engine.js';
-import { dataPointKeys, groupName } from './group.js';
+import { dataPointKeys, groupName, groupRecord } from './group.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
@@ -167,7 +167,7 @@ function cardOf(h: Hit, withContent: boolean): ResultCard {
 
 /** The same object with HTML-escaped keys (content-group names), in the same order. */
 function escapeKeys<T>(o: Record<string, T>): Record<string, T> {
-  const out: Record<string, T> = {};
+  const out = groupRecord<T>();
   for (const [k, v] of Object.entries(o)) out[escapeHtml(k)] = v;
   return out;
 }
@@ -216,7 +216,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   let hits = res.hits;
   // Matches not materialised in `hits` (topK) still count.
   const unlisted = res.total - res.hits.length;
-  const perGroup = { ...res.perGroup };
+  const perGroup = Object.assign(groupRecord<number>(), res.perGroup);
   let redirect: string | undefined;
   const customs: Array<{ html: string; position: number; group: string }> = [];
   for (const m of triggered) {
@@ -272,11 +272,12 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     return r;
   };
 
-  const suggests: Record<string, SearchResult[]> = {};
+  const suggests = groupRecord<SearchResult[]>();
   let totalPerGroup: Record<string, number>;
   if (!p.groupResults) {
     suggests._ = hits.slice(p.offset, p.offset + p.limit).map(render);
-    totalPerGroup = hits.length + unlisted ? { _: hits.length + unlisted } : {};
+    totalPerGroup = groupRecord();
+    if (hits.length + unlisted) totalPerGroup._ = hits.length + unlisted;
   } else if (p.limitPerGroup) {
     const byGroup = new Map<string, Hit[]>();
     for (const h of hits) {

@@ -32,6 +32,7 @@ import type { Settings } from '../types.js';
 import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
 import { pinned, type SearchSources } from './service.js';
+import { groupRecord } from './group.js';
 import { objectId } from './object-id.js';
 import { escapeHtml } from './snippet.js';
 
@@ -137,10 +138,10 @@ export function windowSearchParams(settings: Settings, p: SuggestParams, window:
  */
 export function pageFromWindow(body: Pick<SearchResponse, 'suggests' | 'totalResults' | 'totalResultsPerContentGroup' | 'redirect'>, limit: number): SuggestPage | null {
   for (const [group, n] of Object.entries(body.totalResultsPerContentGroup)) {
-    const shown = body.suggests[group]?.length ?? 0;
+    const shown = Object.hasOwn(body.suggests, group) ? body.suggests[group]!.length : 0;
     if (shown < limit && shown < n) return null;
   }
-  const suggests: Record<string, SearchResult[]> = {};
+  const suggests = groupRecord<SearchResult[]>();
   for (const [group, list] of Object.entries(body.suggests)) suggests[group] = list.length > limit ? list.slice(0, limit) : list;
   return pageOf({ ...body, suggests });
 }

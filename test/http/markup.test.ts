@@ -298,3 +298,30 @@ t.test('crawled pages keep only http(s) images, resolved against the page', asyn
   ];
   for (const [img, want] of cases) t.equal(extractHtml(page(img), 'https://site.test/docs/page', null).imageUrl, want, img);
 });
+
+t.test('content groups named like Object.prototype members are groups like any other', async (t) => {
+  const s = await startTestServer({ t });
+  const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'Docs'];
+  const docs = names.flatMap((g, i) => [0, 1].map((k) => ({ url: `https://site.test/${i}/${k}`, title: `lima ${g}`, content: 'lima', contentGroup: g })));
+  const put = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(docs) });
+  t.equal(put.status, 200);
+  const counts = (o: Record<string, number>) => Object.entries(o).sort();
+  const all = names.map((g) => [g, 2]).sort();
+  for (const q of ['', '&limitPerGroup=true', '&highlightQueryTerms=true', '&limit=3']) {
+    const r = await fetch(`${s.url}/sites?site=default&log=false&query=lima${q}`);
+    t.equal(r.status, 200, `search${q}`);
+    const body = (await r.json()) as Body;
+    t.same(counts(body.totalResultsPerContentGroup), all, `every group counted${q}`);
+    t.equal(body.totalResults, 10);
+    for (const [g, list] of Object.entries(body.suggests) as Array<[string, Body[]]>) for (const x of list) t.match(x.name, g, `${x.link} under its own group`);
+  }
+  const only = (await (await fetch(`${s.url}/sites?site=default&log=false&query=lima&includeContentGroups=${encodeURIComponent('["__proto__","constructor"]')}`)).json()) as Body;
+  t.same(counts(only.totalResultsPerContentGroup), [['__proto__', 2], ['constructor', 2]]);
+  const without = (await (await fetch(`${s.url}/sites?site=default&log=false&query=lima&excludeContentGroups=${encodeURIComponent('["__proto__"]')}`)).json()) as Body;
+  t.equal(without.totalResults, 8);
+  const sug = await fetch(`${s.url}/sites/suggest?site=default&query=lim`);
+  t.equal(sug.status, 200, 'suggest');
+  const sb = (await sug.json()) as Body;
+  t.same(counts(sb.totalResultsPerContentGroup), all);
+  t.same(Object.keys(sb.suggests).sort(), [...names].sort(), 'suggested pages of every group');
+});
