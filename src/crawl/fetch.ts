@@ -190,13 +190,12 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
   try {
     for (;;) {
       const verdict = await checkTarget(url, opts.resolver, opts.allowPrivate);
-      if (!verdict.ok) return { kind: 'failure', url, status: 807, message: verdict.message, hops, retryable: false };
+      if (!verdict.ok) return { kind: 'failure', url, status: verdict.status, message: verdict.message, hops, retryable: verdict.retryable };
       seen.add(url);
       let res: http.IncomingMessage;
       try {
-        // Connect to the addresses the guard judged (none to pin when private targets are allowed
-        // or the URL's host is an IP literal).
-        const pin = verdict.addresses.length && !isIP(new URL(url).hostname.replace(/^\[|\]$/g, '')) ? pinnedLookup(verdict.addresses) : undefined;
+        // Connect to the addresses the guard judged (an IP literal host needs no lookup).
+        const pin = isIP(new URL(url).hostname.replace(/^\[|\]$/g, '')) ? undefined : pinnedLookup(verdict.addresses);
         res = await send(new URL(url), headers, controller.signal, pin);
       } catch (err) {
         return networkFailure(url, err, controller.signal.aborted, opts.timeoutMs, hops);
