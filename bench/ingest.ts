@@ -232,7 +232,7 @@ function serverMode(): 'dist' | 'tsx' {
  * addresses = glibc's per-thread malloc arenas, where SQLite page caches and FTS5 build memory of pool and
  * search threads go; other anonymous memory = V8 heaps, thread stacks, large allocations), and
  * turns on V8's --trace-gc (not allowed in NODE_OPTIONS; a runtime flag is process-wide, so
- * every isolate logs). Pool threads run timers only between tasks (async atomics, src/pool.ts),
+ * every isolate logs). Pool threads run timers only between tasks (async atomics, src/core/pool.ts),
  * so a busy pool thread's heap shows only in the GC trace (server.log). Only the bench uses it.
  */
 const MEMORY_TRACE_PRELOAD = `

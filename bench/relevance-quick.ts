@@ -1,9 +1,9 @@
 /** In-process relevance check (no HTTP): for fast tuning of the engine. `make relevance` is the real harness. */
-import { runQuery } from '../src/search/engine.js';
+import { runQuery } from '../src/search/index.js';
 import { snapshotOf } from '../test/helpers/snapshot.js';
 import { makeDoc } from '../test/helpers/docs.js';
 import { loadPgDocs, loadPgQueries, loadCranfield, knownItemScores, ndcgAt10, PG_BASE, CRAN_DEPTH } from './lib/corpus.js';
-import type { SearchSettings } from '../src/types.js';
+import type { SearchSettings } from '../src/core/index.js';
 
 const settings: SearchSettings = {
   language: 'en', stopWords: null, typoTolerance: 'default',

@@ -1,11 +1,11 @@
 /** In-process scaling check: the corpus multiplied N times (SCALE), timing the search path. */
-import { search } from '../src/search/service.js';
+import { search } from '../src/search/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { snapshotOf, snapshotOfFiles } from '../test/helpers/snapshot.js';
 import { makeDoc } from '../test/helpers/docs.js';
 import { loadPgDocs, loadPgQueries, PG_BASE } from './lib/corpus.js';
-import type { Settings, PageDoc } from '../src/types.js';
+import type { Settings, PageDoc } from '../src/core/index.js';
 
 const settings = {
   search: { language: 'en', stopWords: null, typoTolerance: 'default', fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 }, synonyms: [], resultMappings: [] },

@@ -1,9 +1,9 @@
 /** In-process timing of the full search path (engine + rendering), no HTTP. For profiling. */
-import { search } from '../src/search/service.js';
+import { search } from '../src/search/index.js';
 import { snapshotOf } from '../test/helpers/snapshot.js';
 import { makeDoc } from '../test/helpers/docs.js';
 import { loadPgDocs, loadPgQueries, PG_BASE } from './lib/corpus.js';
-import type { Settings } from '../src/types.js';
+import type { Settings } from '../src/core/index.js';
 
 const settings = {
   search: { language: 'en', stopWords: null, typoTolerance: 'default', fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 }, synonyms: [], resultMappings: [] },
@@ -39,7 +39,7 @@ console.log(`queries ${times.length}, mean ${(total / times.length).toFixed(3)} 
 // process (all threads) per search: what the main-thread/search-thread hand-off costs.
 if (process.env.THREADS !== undefined) {
   if (process.env.SRCH4_V8) (await import('node:v8')).setFlagsFromString(process.env.SRCH4_V8);
-  const { createSearchExecutor } = await import('../src/search/executor.js');
+  const { createSearchExecutor } = await import('../src/search/index.js');
   const exec = createSearchExecutor(Number(process.env.THREADS));
   const conc = Number(process.env.CONC ?? 8);
   const p = (q: string) => ({ query: q, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC' as const, offset: 0, limit: 10, includeContent: true, highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null, groupResults: true, limitPerGroup: false });

@@ -3,9 +3,8 @@
  * 1–6-character prefixes of PostgreSQL-manual titles, as `make bench-suggest` sends them.
  * For profiling: `node --import tsx --cpu-prof bench/suggest-quick.ts`.
  */
-import { search, type SearchParams } from '../src/search/service.js';
-import { computeSuggestPage, computeSuggestPageFast, type SuggestParams } from '../src/search/suggest.js';
-import { defaultSettings } from '../src/projects/settings.js';
+import { search, type SearchParams, computeSuggestPage, computeSuggestPageFast, type SuggestParams } from '../src/search/index.js';
+import { defaultSettings } from '../src/projects/index.js';
 import { snapshotOf } from '../test/helpers/snapshot.js';
 import { makeDoc } from '../test/helpers/docs.js';
 import { loadPgDocs, PG_BASE } from './lib/corpus.js';

@@ -35,7 +35,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
-import { QueryLogService } from '../src/analytics/service.js';
+import { QueryLogService } from '../src/analytics/index.js';
 import { loadPgDocs, loadPgQueries } from './lib/corpus.js';
 import { createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 import { mainThreadCpuMs, processCpuMs, threadCpu } from './lib/proc.js';

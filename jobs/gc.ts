@@ -5,7 +5,7 @@
  * committed segment. Main thread; the sweep itself is `SegmentStore.gc()`.
  */
 import cron from 'node-cron';
-import type { IndexRegistry } from '../src/index/registry.js';
+import type { IndexRegistry } from '../src/index/index.js';
 import type { Scheduler } from './merge.js';
 
 export const GC_SCHEDULE = '*/10 * * * *';

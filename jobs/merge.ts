@@ -9,7 +9,7 @@
  * so they never sleep.
  */
 import cron from 'node-cron';
-import type { IndexRegistry } from '../src/index/registry.js';
+import type { IndexRegistry } from '../src/index/index.js';
 
 export const MERGE_SCHEDULE = '* * * * *';
 

@@ -8,8 +8,7 @@
  * {@link QueryLogRollupJob.runOnce} with a fake clock and never sleep.
  */
 import cron, { type ScheduledTask } from 'node-cron';
-import type { QueryLogService } from '../src/analytics/service.js';
-import type { RollupResult } from '../src/analytics/rollup.js';
+import type { QueryLogService, RollupResult } from '../src/analytics/index.js';
 
 export const QUERYLOG_ROLLUP_SCHEDULE = '* * * * *';
 

@@ -1,21 +1,16 @@
 #!/usr/bin/env node
 /**
  * The `sitesift` command line (package.json `bin`). {@link COMMANDS} is the table of commands,
- * one file each in `src/cli/commands/`; to add a command, write its file and list it here.
+ * one file each in `src/cli/commands/`; to add a command, write its file, export it from
+ * src/cli/index.ts and list it here.
  * Exit codes: 0 success, 1 failure, 2 usage error.
  */
 import { pathToFileURL } from 'node:url';
 import { realpathSync } from 'node:fs';
-import { CliError, UsageError, type CliIO, type Command } from './cli/command.js';
-import { crawl } from './cli/commands/crawl.js';
-import { exportCommand } from './cli/commands/export.js';
-import { indexCommand } from './cli/commands/index.js';
-import { keys } from './cli/commands/keys.js';
-import { merge } from './cli/commands/merge.js';
-import { project } from './cli/commands/project.js';
-import { serve } from './cli/commands/serve.js';
-import { sitemap } from './cli/commands/sitemap.js';
-import { status } from './cli/commands/status.js';
+import {
+  CliError, UsageError, type CliIO, type Command, crawl, exportCommand, indexCommand, keys, merge,
+  project, serve, sitemap, status,
+} from './cli/index.js';
 
 /** Every command, keyed by name, in the order `--help` lists them. */
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(

@@ -2,7 +2,7 @@
  * Process entry for `serve` (`node dist/src/main.js [--flags]`, or `node --import tsx
  * src/main.ts` in crash tests). Same as `sitesift serve`.
  */
-import { runServe } from './cli/commands/serve.js';
+import { runServe } from './cli/index.js';
 
 runServe(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr }).then(
   (code) => {

@@ -13,24 +13,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { QueryLogService } from './analytics/index.js';
-import { IndexRegistry } from './index/registry.js';
-import type { Config } from './config.js';
-import { createApp, type AppOptions } from './http/app.js';
-import { answerClientErrors } from './http/client-error.js';
-import { createLogger, SERVER_LOG_BUFFER_MS, type Logger } from './log.js';
-import { createPool } from './pool.js';
-import { createSearchExecutor } from './search/executor.js';
-import { SearchService } from './search/service.js';
-import { SuggestService } from './search/suggest.js';
+import { IndexRegistry } from './index/index.js';
+import { type Config, createLogger, SERVER_LOG_BUFFER_MS, type Logger, createPool } from './core/index.js';
+import { createApp, type AppOptions, answerClientErrors } from './http/index.js';
+import { createSearchExecutor, SearchService, SuggestService } from './search/index.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
-import { CrawlService } from './crawl/service.js';
-import { batchedPoolFetch } from './crawl/pool-fetch.js';
-import { startGcJob } from '../jobs/gc.js';
-import { startMergeJob } from '../jobs/merge.js';
-import { startQueryLogRollup } from '../jobs/querylog-rollup.js';
-import { startRecrawlJob } from '../jobs/recrawl.js';
-import { startSitemapImportJob } from '../jobs/sitemap-import.js';
+import { CrawlService, batchedPoolFetch } from './crawl/index.js';
+import { startGcJob, startMergeJob, startQueryLogRollup, startRecrawlJob, startSitemapImportJob } from '../jobs/index.js';
 
 export interface StartOptions {
   /** Where the first-start banner goes (default stdout). */

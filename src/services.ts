@@ -3,14 +3,12 @@
  * explicitly (no module-level singletons). Each member is owned by one folder.
  */
 import type { Piscina } from 'piscina';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import type { ProjectRegistry } from './projects/registry.js';
-import type { IndexRegistry } from './index/registry.js';
-import type { QueryLogService } from './analytics/service.js';
-import type { CrawlService } from './crawl/service.js';
-import type { SearchService } from './search/service.js';
-import type { SuggestService } from './search/suggest.js';
+import type { Config, Logger } from './core/index.js';
+import type { ProjectRegistry } from './projects/index.js';
+import type { IndexRegistry } from './index/index.js';
+import type { QueryLogService } from './analytics/index.js';
+import type { CrawlService } from './crawl/index.js';
+import type { SearchService, SuggestService } from './search/index.js';
 
 export interface Services {
   config: Config;

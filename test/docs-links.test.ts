@@ -41,7 +41,7 @@ for (const doc of DOCS) {
 }
 
 t.test('the path finder sees backticked paths and links, and skips patterns', async (t) => {
-  t.same(namedPaths('see `src/index/store.ts`, [x](../src/url.ts) and `workers/<task>.ts`').sort(), ['src/index/store.ts', 'src/url.ts']);
+  t.same(namedPaths('see `src/index/store.ts`, [x](../src/core/url.ts) and `workers/<task>.ts`').sort(), ['src/core/url.ts', 'src/index/store.ts']);
 });
 
 t.test('bench/README.md has one section per benchmark', async (t) => {

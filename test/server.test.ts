@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig, createLogger } from '../src/core/index.js';
 import { LOCK_FILE, MASTER_KEY_FILE, startServer } from '../src/server.js';
 import { api, spawnServer, startTestServer, tempDataDir } from './helpers/server.js';
 

@@ -3,8 +3,7 @@
  * buffer and returns its {@link SegmentInfo}. The main thread's commit step publishes it;
  * this task never touches the manifest. Payload: {@link BuildSegmentTask}.
  */
-import { runBuildSegment, type BuildSegmentTask } from '../src/index/tasks.js';
-import type { SegmentInfo } from '../src/index/segment.js';
+import { runBuildSegment, type BuildSegmentTask, type SegmentInfo } from '../src/index/index.js';
 
 export default function buildSegment(payload: BuildSegmentTask): SegmentInfo {
   return runBuildSegment(payload);

@@ -13,8 +13,7 @@
  *
  * Everything crossing the thread boundary is structured-clonable.
  */
-import { fetchAndExtract, type FetchExtractResult, type FetchExtractTask } from '../src/crawl/page.js';
-import type { BatchMessage, FetchExtractBatch } from '../src/crawl/pool-fetch.js';
+import { fetchAndExtract, type FetchExtractResult, type FetchExtractTask, type BatchMessage, type FetchExtractBatch } from '../src/crawl/index.js';
 
 export type { FetchExtractResult, FetchExtractTask, FetchExtractBatch };
 

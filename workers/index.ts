@@ -2,14 +2,12 @@
  * The one worker file the Piscina pool loads (worker threads). Dispatches
  * `{task: '<name>', ...payload}` to `workers/<name>.{ts,js}`, whose default export is
  * `async (payload) => result`. To add a task: write `workers/<name>.ts` and add its name to
- * {@link TASKS}. Task modules are loaded lazily, once per thread (the module cache keeps them).
+ * `TASKS` in src/core/pool.ts. Task modules are loaded lazily, once per thread (the module cache keeps them).
  */
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
-
-export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'warm-up'] as const;
-export type TaskName = (typeof TASKS)[number];
+import { TASKS, type TaskName } from '../src/core/index.js';
 
 type TaskModule = { default: (payload: Record<string, unknown>) => unknown };
 
@@ -58,12 +56,12 @@ export default async function dispatch(message: { task?: unknown } & Record<stri
   return mod.default(message);
 }
 
-/** Set by createPool's `warmUp` (src/pool.ts). */
+/** Set by createPool's `warmUp` (src/core/pool.ts). */
 const WARM_UP = (workerData as { warmUp?: unknown } | null)?.warmUp === true;
 
 /**
  * {@link dispatch} once this thread is warm: the pool's handler when it was created with `warmUp`
- * (src/pool.ts names this export). Piscina awaits a handler export that is a promise before the
+ * (src/core/pool.ts names this export). Piscina awaits a handler export that is a promise before the
  * thread reports ready, so workers/warm-up.ts runs before the thread's first task. The warm-up
  * is background work: the thread lowers its priority first.
  */

@@ -5,8 +5,7 @@
  * have higher seqs, so the liveness rule makes the merged copies dead without coordination.
  * Payload: {@link MergeSegmentsTask}.
  */
-import { runMergeSegments, type MergeSegmentsTask } from '../src/index/tasks.js';
-import type { SegmentInfo } from '../src/index/segment.js';
+import { runMergeSegments, type MergeSegmentsTask, type SegmentInfo } from '../src/index/index.js';
 
 export default function mergeSegments(payload: MergeSegmentsTask): SegmentInfo {
   return runMergeSegments(payload);

@@ -6,8 +6,8 @@
  * {@link SearchThreadState} keeps readers, their caches and the settings warm between requests.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { setSearchMemoryMb } from '../src/index/budgets.js';
-import { IDLE_SNAPSHOT_MS, SearchThreadState, type SearchRequest } from '../src/search/remote.js';
+import { setSearchMemoryMb } from '../src/index/index.js';
+import { IDLE_SNAPSHOT_MS, SearchThreadState, type SearchRequest } from '../src/search/index.js';
 
 // Engine cache memory of this thread (SITESIFT_SEARCH_MEMORY_MB, sent by the executor).
 const memoryMb = (workerData as { searchMemoryMb?: number } | null)?.searchMemoryMb;

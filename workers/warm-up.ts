@@ -9,7 +9,7 @@
  * first pages.
  *
  * Used two ways:
- * - at thread start, when the pool was created with `warmUp` (src/pool.ts): the dispatcher
+ * - at thread start, when the pool was created with `warmUp` (src/core/pool.ts): the dispatcher
  *   (workers/index.ts) runs {@link warmUpThread} before the thread takes its first task;
  * - as the pool task `warm-up`, which answers this thread's start-up {@link WarmUpReport}
  *   (null when it did not warm up), so callers and tests can see that it happened.
@@ -21,10 +21,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { pageDoc } from '../src/crawl/indexing.js';
-import { htmlPage } from '../src/crawl/page.js';
-import { mergeSegments, writeSegment, type SegmentEntry } from '../src/index/segment.js';
-import type { PageDoc } from '../src/types.js';
+import { pageDoc, htmlPage } from '../src/crawl/index.js';
+import { mergeSegments, writeSegment, type SegmentEntry } from '../src/index/index.js';
+import type { PageDoc } from '../src/core/index.js';
 
 /** What one warm-up ran. */
 export interface WarmUpReport {

@@ -17,7 +17,30 @@
  * collapsed to single spaces; hashes are hex), so the joined strings split back exactly.
  */
 import { dayOf } from './normalize.js';
-import type { EventRow, SearchRow } from './site-log.js';
+
+/** A search as the writer stores it (already normalised and anonymised). */
+export interface SearchRow {
+  kind: 'search';
+  at: number;
+  query: string;
+  results: number;
+  /** JSON text of the applied filters, or null. */
+  filters: string | null;
+  sort: string | null;
+  visitor: string;
+}
+
+/** A suggestion/result event as the writer stores it. */
+export interface EventRow {
+  kind: 'event';
+  at: number;
+  query: string;
+  action: 'search' | 'select' | 'abandon';
+  timeToAction: number | null;
+  link: string | null;
+  position: number | null;
+  visitor: string;
+}
 
 /** A {@link LogBatch} as posted to the writer thread (structured clone copies the typed arrays). */
 export interface WireBatch {

@@ -2,7 +2,7 @@
  * Validation of `POST /sites/queries/log` bodies (seed 4.8, SPEC §8). Pure; main thread.
  * Accepts JSON values or form strings (numbers as decimal text).
  */
-import { badParam } from '../errors.js';
+import { badParam } from '../core/index.js';
 import { normaliseQuery } from './normalize.js';
 
 export const QUERY_EVENT_ACTIONS = ['search', 'select', 'abandon'] as const;

@@ -26,8 +26,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AnalyticsSettings } from '../types.js';
-import { badParam } from '../errors.js';
+import { type AnalyticsSettings, badParam } from '../core/index.js';
 import { MAX_LOGGED_QUERY_CHARS, VisitorHasher, normaliseQuery } from './normalize.js';
 import { SiteQueryLog } from './site-log.js';
 import { LogBatch, QueryDictionary } from './batch.js';

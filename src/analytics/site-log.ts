@@ -28,7 +28,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SuggestionIndex } from './suggestions.js';
 import { dayOf, floorHour } from './normalize.js';
-import type { LogBatch } from './batch.js';
+import type { EventRow, LogBatch, SearchRow } from './batch.js';
 
 /**
  * Background batches write their searches at once but their suggestion aggregates
@@ -46,30 +46,6 @@ const INSERT_GROUP = 50;
 
 /** Length of the suggestion window in UTC days, today included (SPEC §6: "the last 90 days"). */
 export const SUGGESTION_WINDOW_DAYS = 90;
-
-/** A search as the writer stores it (already normalised and anonymised). */
-export interface SearchRow {
-  kind: 'search';
-  at: number;
-  query: string;
-  results: number;
-  /** JSON text of the applied filters, or null. */
-  filters: string | null;
-  sort: string | null;
-  visitor: string;
-}
-
-/** A suggestion/result event as the writer stores it. */
-export interface EventRow {
-  kind: 'event';
-  at: number;
-  query: string;
-  action: 'search' | 'select' | 'abandon';
-  timeToAction: number | null;
-  link: string | null;
-  position: number | null;
-  visitor: string;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS searches(

@@ -14,7 +14,7 @@
  * reported through `onError` as lost.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
-import { startThread } from '../pool.js';
+import { startThread } from '../core/index.js';
 import type { LogBatch } from './batch.js';
 import type { WriterReply, WriterRequest, WriterSiteResult } from './writer-thread.js';
 

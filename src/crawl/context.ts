@@ -12,8 +12,8 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { ProjectIndex } from '../index/contract.js';
-import type { Settings } from '../types.js';
+import type { ProjectIndex } from '../index/index.js';
+import type { Settings } from '../core/index.js';
 import type { Resolver } from './address-guard.js';
 import type { FetchExtractResult, FetchExtractTask } from './page.js';
 import { CrawlQueue } from './queue.js';

@@ -10,8 +10,8 @@
  * - Every queued task carries the URL's index seq at queueing time (newest write wins, see
  *   ./indexing.ts).
  */
-import type { ProjectIndex } from '../index/contract.js';
-import type { Settings } from '../types.js';
+import type { ProjectIndex } from '../index/index.js';
+import type { Settings } from '../core/index.js';
 import { baseSeqOf } from './indexing.js';
 import type { CrawlQueue, CrawlTask, TaskOrigin } from './queue.js';
 import { normalizeUrl } from './url.js';

@@ -10,7 +10,7 @@
  *   dispatch until its fetch is back.
  * - Passes never overlap: a wake during a pass runs another pass after it.
  */
-import type { Settings } from '../types.js';
+import type { Settings } from '../core/index.js';
 import type { CrawlContext } from './context.js';
 import type { TaskRunner } from './fetching.js';
 import type { HostGate } from './politeness.js';

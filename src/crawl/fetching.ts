@@ -14,13 +14,13 @@
  *   through them, and never becomes a status entry.
  * - A cancelled task, or any task after `stop()`, writes nothing.
  */
-import type { WriteOp } from '../index/contract.js';
-import type { DocSource, PageDoc, Settings } from '../types.js';
+import type { WriteOp } from '../index/index.js';
+import type { DocSource, PageDoc, Settings } from '../core/index.js';
 import type { CrawlContext } from './context.js';
 import { allowedHostsOf, followLinks, hostAllowed, queueCanonical } from './discovery.js';
 import { appendFetched, pageDoc, statusDoc, type OutcomeWriter } from './indexing.js';
 import type { PageRules } from './extract/rules.js';
-import { firstMatch } from './patterns.js';
+import { firstMatch } from '../text/index.js';
 import type { HostGate } from './politeness.js';
 import type { RunProgress } from './progress.js';
 import type { CrawlQueue, CrawlTask } from './queue.js';

@@ -11,8 +11,8 @@
  * - Appended content (`appendPageContent`) keeps the JSON page's fields and source.
  * - At most one run flush per project is in flight.
  */
-import type { ProjectIndex, WriteOp } from '../index/contract.js';
-import type { DocSource, PageDoc } from '../types.js';
+import type { ProjectIndex, WriteOp } from '../index/index.js';
+import type { DocSource, PageDoc } from '../core/index.js';
 import type { CrawlContext } from './context.js';
 import type { ExtractedPage } from './page.js';
 import type { CrawlQueue, CrawlTask } from './queue.js';

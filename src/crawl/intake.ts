@@ -12,9 +12,8 @@
  * - Sitemap removals touch only pages the sitemap brought in, and only after a read without
  *   errors.
  */
-import { AppError, badParam } from '../errors.js';
-import type { WriteOp } from '../index/contract.js';
-import type { PageDoc } from '../types.js';
+import { AppError, badParam, type PageDoc } from '../core/index.js';
+import type { WriteOp } from '../index/index.js';
 import type { Resolver } from './address-guard.js';
 import type { CrawlContext } from './context.js';
 import { enqueueRunPage } from './discovery.js';

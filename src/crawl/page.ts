@@ -4,7 +4,7 @@
  *
  * Input and output are plain structured-clonable objects (they cross the worker boundary).
  */
-import type { DocumentType } from '../types.js';
+import type { DocumentType } from '../core/index.js';
 import { cachingResolver, systemResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument, type FileKind } from './extract/documents.js';

@@ -10,7 +10,7 @@
  * - Only a full crawl removes pages: one stopped by maxPages or by cancelled pages removes
  *   nothing, and removal only touches pages the crawler itself wrote before the run ended.
  */
-import type { WriteOp } from '../index/contract.js';
+import type { WriteOp } from '../index/index.js';
 import type { CrawlContext } from './context.js';
 import { entryInfo, type OutcomeWriter } from './indexing.js';
 import type { CrawlQueue, CrawlTask } from './queue.js';

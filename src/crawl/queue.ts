@@ -23,7 +23,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { PageDoc } from '../types.js';
+import type { PageDoc } from '../core/index.js';
 
 export type TaskType = 'url' | 'append' | 'page' | 'crawl' | 'sitemap';
 export type TaskState = 'queued' | 'running' | 'done' | 'failed';

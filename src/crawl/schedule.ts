@@ -5,7 +5,7 @@
  * replaces it when the expression changes, and drops it when the project goes away.
  */
 import cron from 'node-cron';
-import type { Settings } from '../types.js';
+import type { Settings } from '../core/index.js';
 
 /** Registers `tick` on a cron expression; returns a stopper. node-cron by default; tests inject. */
 export type Scheduler = (expression: string, tick: () => void, name: string) => { stop(): void | Promise<void> };

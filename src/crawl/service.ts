@@ -17,7 +17,7 @@
  * - Newest write wins: a JSON push that lands after a crawl task was queued is never
  *   overwritten by that task.
  */
-import type { PageDoc } from '../types.js';
+import type { PageDoc } from '../core/index.js';
 import { systemResolver } from './address-guard.js';
 import { ProjectQueues, silentLog, type CrawlContext, type CrawlServiceOptions } from './context.js';
 import { Dispatcher } from './dispatch.js';

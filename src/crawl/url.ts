@@ -1,9 +1,9 @@
 /**
  * URL helpers of the crawler. Pure functions, any thread. The identity form of a page URL is
- * the shared {@link normalizeUrl} of `src/url.ts` (also used by the JSON documents route), so
+ * the shared {@link normalizeUrl} of `src/core/url.ts` (also used by the JSON documents route), so
  * a page pushed as JSON and the same page reached by a crawl are one entry.
  */
-import { normalizeUrl, normalizeUrlObject, type NormalizeOptions } from '../url.js';
+import { normalizeUrl, normalizeUrlObject, type NormalizeOptions } from '../core/index.js';
 
 export { normalizeUrl, type NormalizeOptions };
 

@@ -4,10 +4,9 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError } from '../errors.js';
-import { assertSiteId } from '../projects/registry.js';
+import { AppError, type Settings } from '../core/index.js';
+import { assertSiteId } from '../projects/index.js';
 import type { Services } from '../services.js';
-import type { Settings } from '../types.js';
 import { requireAdmin } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
 

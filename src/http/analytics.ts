@@ -16,7 +16,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError, badParam } from '../errors.js';
+import { AppError, badParam } from '../core/index.js';
 import { INTERVALS, bucketCount, defaultInterval, parseQueryEvent, type Interval } from '../analytics/index.js';
 import type { Services } from '../services.js';
 import { requireProject, requireSite } from './auth.js';

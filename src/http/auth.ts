@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
 import { queryParam } from './params.js';
 

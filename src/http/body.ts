@@ -7,7 +7,7 @@
  * (the connection is then closed rather than drained). Both → 413 `payload_too_large`.
  */
 import type { Context } from 'koa';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
 import { parseJsonArrayInParts, SPLIT_MIN_BYTES } from './json-array.js';
 

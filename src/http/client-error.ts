@@ -3,7 +3,7 @@
  * request line, bare-LF line ends, oversized headers, a head that does not arrive in time —
  * before any request or Koa context exists, so the app's error middleware never sees it.
  * {@link answerClientErrors} gives those connections the project's error body
- * (`{"status":"failure","code","message"}`, codes in src/errors.ts) with the fitting status,
+ * (`{"status":"failure","code","message"}`, codes in src/core/errors.ts) with the fitting status,
  * then closes them.
  *
  * Logging: such requests come from scanners and broken clients, often in floods, and say
@@ -12,8 +12,7 @@
  */
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ERROR_STATUS, type ErrorCode } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ERROR_STATUS, type ErrorCode, type Logger } from '../core/index.js';
 
 /** At most one warning line about malformed requests per this many ms. */
 export const CLIENT_ERROR_LOG_MS = 60_000;

@@ -9,7 +9,7 @@
  * - `POST /sites/sitemap` → 202 the import's task plus `urls`, `queued`, `removed`, `errors`.
  */
 import type Router from '@koa/router';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
 import { parseUrlParam } from './params.js';

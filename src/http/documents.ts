@@ -17,8 +17,8 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError, badParam } from '../errors.js';
-import type { ProjectIndex } from '../index/contract.js';
+import { AppError, badParam, type PageDoc } from '../core/index.js';
+import type { ProjectIndex } from '../index/index.js';
 import {
   canonicalPageUrl,
   compileUrlPattern,
@@ -34,7 +34,6 @@ import {
   type ValidateContext,
 } from '../ingest/index.js';
 import type { Services } from '../services.js';
-import type { PageDoc } from '../types.js';
 import { requireProject } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
 import { parseBoolParam, queryParam } from './params.js';

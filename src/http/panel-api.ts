@@ -21,7 +21,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type Router from '@koa/router';
 import Database from 'better-sqlite3';
-import { AppError, badParam } from '../errors.js';
+import { AppError, badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { isMasterKey, presentedToken, requireProject } from './auth.js';
 import { parseEnumParam, parseIntParam, queryParam } from './params.js';

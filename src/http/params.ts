@@ -7,7 +7,7 @@
  * a JSON or form body) with the same rules and messages.
  */
 import type { Context } from 'koa';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 
 /** The single raw value of a query parameter; a repeated parameter is an error. */
 export function queryParam(ctx: Context, name: string): string | undefined {

@@ -8,10 +8,9 @@
  *   and `limit` (1–1000, default 50). Values out of range are 400s naming the parameter.
  */
 import type Router from '@koa/router';
-import { badParam } from '../errors.js';
+import { badParam, DOCUMENT_TYPES, type DocumentType } from '../core/index.js';
 import { indexedContent, indexStatus, parseStatusFilter, type ContentQuery } from '../ingest/index.js';
 import type { Services } from '../services.js';
-import { DOCUMENT_TYPES, type DocumentType } from '../types.js';
 import { requireProject } from './auth.js';
 import { crawlHooks, projectIndex } from './documents.js';
 import { parseIntParam, queryParam } from './params.js';

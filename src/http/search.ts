@@ -8,10 +8,9 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { badParam } from '../errors.js';
+import { badParam } from '../core/index.js';
 import type { Services } from '../services.js';
-import { parseFilters } from '../search/filters.js';
-import type { SearchOutcome, SearchParams } from '../search/service.js';
+import { parseFilters, type SearchOutcome, type SearchParams } from '../search/index.js';
 import { requireSite } from './auth.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 

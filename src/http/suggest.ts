@@ -6,8 +6,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { parseFilters } from '../search/filters.js';
-import type { SuggestRequest } from '../search/suggest.js';
+import { parseFilters, type SuggestRequest } from '../search/index.js';
 import type { Services } from '../services.js';
 import { requireSite } from './auth.js';
 import { parseBoolParam, parseIntParam, queryParam } from './params.js';

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
 import * as panelApi from './panel-api.js';
 

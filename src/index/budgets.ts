@@ -3,9 +3,9 @@
  * with `SITESIFT_SEARCH_THREADS=0`): decoded postings (src/index/segment-reader.ts), BM25F
  * values of whole postings lists (src/search/score.ts) and result cards (src/search/results.ts).
  * Each cache is byte-bounded and evicts by CLOCK; this module holds their budgets and what they
- * count as used, so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/config.ts) sizes all three and
- * tests can see the bounds hold. It lives in src/index because the lowest of those caches (the
- * decoded postings) does: src/search and src/config.ts read it from below.
+ * count as used, so one setting (`SITESIFT_SEARCH_MEMORY_MB`, src/core/config.ts, which also
+ * holds its default) sizes all three and tests can see the bounds hold. It lives in src/index
+ * because the lowest of those caches (the decoded postings) does: src/search reads it from below.
  *
  * The budgets are ceilings, not reservations: a small site never fills them. The default is
  * sized for ~100k pages (docs/SEARCH.md §13): a realistic query mix over 100k pages touches
@@ -13,10 +13,9 @@
  * rescore most lists again.
  */
 
-/** Default engine cache memory per searching thread, MiB (256 postings + 512 BM25F + 160 cards). */
-export const DEFAULT_SEARCH_MEMORY_MB = 928;
+import { DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
 
-// Shares of the total, out of 928: the BM25F values' entries also count the decoded postings
+// Shares of the default total (928 MiB): the BM25F values' entries also count the decoded postings
 // they keep alive, so they get the largest share.
 const SHARE = { postings: 256, impacts: 512, cards: 160 };
 const SHARES = SHARE.postings + SHARE.impacts + SHARE.cards;

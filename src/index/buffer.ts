@@ -14,8 +14,7 @@
  * - writers wait for the running flush when the buffer is full (`maxBufferedDocs`,
  *   `maxBufferedBytes`), which bounds memory during bulk imports.
  */
-import { AppError } from '../errors.js';
-import type { IndexOp, PageDoc } from '../types.js';
+import { AppError, type IndexOp, type PageDoc } from '../core/index.js';
 import type { FlushOptions, WriteOp } from './contract.js';
 import type { SegmentBuilds } from './builds.js';
 import type { CommitChain } from './commit.js';

@@ -6,7 +6,7 @@
  * back; after it no stage starts work, and work in flight stops at its next check.
  */
 import path from 'node:path';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 import type { PausePoint, TaskPool } from './tasks.js';
 
 /** The few logger methods the store uses; compatible with console and most loggers. */

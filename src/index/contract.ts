@@ -9,7 +9,7 @@
  * columns, and every commit updates them copy-on-write so each manifest generation has its own
  * immutable view.
  */
-import type { DocSource, PageDoc } from '../types.js';
+import type { DocSource, PageDoc } from '../core/index.js';
 import type { SegmentReader } from './segment-reader.js';
 
 /** An operation as a caller submits it; the index assigns `seq` and `at`. */

@@ -14,8 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AppError } from '../errors.js';
-import type { PageDoc } from '../types.js';
+import { AppError, type PageDoc } from '../core/index.js';
 import type { IndexSnapshot, LiveSegment, SegmentSummary } from './contract.js';
 import type { StoreContext } from './context.js';
 import type { Manifest, ManifestSegment } from './manifest.js';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/index.js';
 import { fsyncDirAsync, safeReaddir } from './files.js';
 import type { SegmentCounts } from './segment-format.js';
 

@@ -28,7 +28,7 @@
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
-import type { PageDoc } from '../types.js';
+import type { PageDoc } from '../core/index.js';
 import { fsyncPath } from './files.js';
 
 /** Searchable fields, in the order used by every per-field array. */

@@ -10,7 +10,7 @@
  * ({@link scanWith}), never through the reader's own, whose page cache stays small.
  */
 import Database from 'better-sqlite3';
-import type { PageDoc, FilterValue, DataPoint } from '../types.js';
+import type { PageDoc, FilterValue, DataPoint } from '../core/index.js';
 import { words } from '../text/index.js';
 import { engineCacheBudget, engineCacheUsed, evictByClock, type ClockEntry } from './budgets.js';
 import { decodePostings, type Postings } from './postings.js';

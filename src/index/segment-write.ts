@@ -7,7 +7,7 @@
  * rows are analysed and counted (other rows keep their text in `body` only); the file is sealed
  * (fsync'd) before {@link writeSegment} returns and is never written again.
  */
-import type { PageDoc } from '../types.js';
+import type { PageDoc } from '../core/index.js';
 import { words, urlWords, stemEn, urlCompounds, analyzeText } from '../text/index.js';
 import { PostingsBuilder } from './postings-builder.js';
 import {

@@ -18,7 +18,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DocSource } from '../types.js';
+import type { DocSource } from '../core/index.js';
 import type {
   EntryListing,
   EntryListingQuery,

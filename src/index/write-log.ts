@@ -21,7 +21,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { IndexOp } from '../types.js';
+import type { IndexOp } from '../core/index.js';
 import type { WriteOp } from './contract.js';
 import { fsyncPath, safeReaddir } from './files.js';
 

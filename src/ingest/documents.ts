@@ -5,10 +5,8 @@
  * Main thread. Every function resolves only after `ProjectIndex.write` resolved, i.e. after the
  * write log was fsync'd: a resolved call is an acknowledged, crash-safe change.
  */
-import { AppError } from '../errors.js';
-import type { ProjectIndex, WriteOp } from '../index/contract.js';
-import { DEFAULT_MAX_BUFFERED_DOCS } from '../index/store.js';
-import type { PageDoc } from '../types.js';
+import { AppError, type PageDoc } from '../core/index.js';
+import { type ProjectIndex, type WriteOp, DEFAULT_MAX_BUFFERED_DOCS } from '../index/index.js';
 import type { UrlMatcher } from './url-pattern.js';
 
 /** What the crawler offers to ingest; every member optional until the crawler lands. */

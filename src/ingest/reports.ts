@@ -7,8 +7,8 @@
  * orders by URL ascending (a stable order, so paging with `offset` is consistent while nothing
  * changes).
  */
-import type { EntryListingQuery, EntryListingRow, ProjectIndex } from '../index/contract.js';
-import type { DocSource, DocumentType } from '../types.js';
+import type { EntryListingQuery, EntryListingRow, ProjectIndex } from '../index/index.js';
+import type { DocSource, DocumentType } from '../core/index.js';
 
 /** One entry as the listing shows it (SPEC §4). */
 export interface IndexedPage {

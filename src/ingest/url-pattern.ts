@@ -6,8 +6,8 @@
  *
  * Main thread. Each compiled matcher holds WebAssembly memory: call `dispose()` when done.
  */
-import { compileOwned } from '../crawl/patterns.js';
-import { badParam } from '../errors.js';
+import { compileOwned } from '../text/index.js';
+import { badParam } from '../core/index.js';
 
 /** Longest accepted pattern; RE2 compiles in linear time but memory grows with the pattern. */
 export const MAX_PATTERN_LENGTH = 2048;
@@ -22,7 +22,7 @@ export interface UrlMatcher {
 
 /**
  * Compiles `pattern` (named `field` in errors) with RE2 semantics, exactly as settings patterns
- * are compiled (src/crawl/patterns.ts). Throws a 400 `invalid_parameter` naming the field for an
+ * are compiled (src/text/patterns.ts). Throws a 400 `invalid_parameter` naming the field for an
  * empty, too long or invalid pattern; the message says what RE2 does not support when that is
  * the cause (lookaround, backreferences, …).
  */

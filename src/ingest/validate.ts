@@ -7,7 +7,7 @@
  *
  * Decisions where the seed is silent (also written in docs/INGEST.md):
  * - `url`: an absolute `http:` or `https:` URL of at most 2048 characters. It is stored in the
- *   shared identity form of `src/url.ts` (`normalizeUrl`, the crawler's too): lower-case scheme
+ *   shared identity form of `src/core/url.ts` (`normalizeUrl`, the crawler's too): lower-case scheme
  *   and host, default port and fragment dropped, percent-escapes normalised, query order kept.
  * - `title` and `content` are required strings; either may be empty (PDFs often have no title),
  *   but not both, since such an entry could never be found.
@@ -16,7 +16,7 @@
  *   When present they must have the right type.
  * - `null` for any optional field means "absent".
  * - `imageUrl`: an absolute http(s) URL or a relative reference, served percent-encoded where it
- *   could end an HTML attribute (`safeImageUrl`, src/url.ts); any other scheme (`javascript:`,
+ *   could end an HTML attribute (`safeImageUrl`, src/core/url.ts); any other scheme (`javascript:`,
  *   `data:`) is left out with a warning and the page is indexed without an image.
  * - Unknown fields are rejected (400 naming the field): a misspelt `keyword` silently ignored
  *   would be a worse surprise than an error. Accepted extensions: `headings` (a string or an
@@ -30,10 +30,11 @@
  *   a 400 unless `ignoreUndefinedFilters`, which drops it; a value of the wrong type is always a
  *   400. One value per filter id per document.
  */
-import { AppError, type EntryError } from '../errors.js';
-import { DOCUMENT_TYPES, type DataPoint, type DocSource, type DocumentType, type FilterValue, type PageDoc, type Settings } from '../types.js';
+import {
+  AppError, type EntryError, DOCUMENT_TYPES, type DataPoint, type DocSource, type DocumentType,
+  type FilterValue, type PageDoc, type Settings, normalizeUrl, safeImageUrl,
+} from '../core/index.js';
 import { ISO_639_1 } from '../text/index.js';
-import { normalizeUrl, safeImageUrl } from '../url.js';
 
 /** Largest number of entries in one `pagesJson` batch (seed 8). */
 export const MAX_BATCH = 100;
@@ -121,7 +122,7 @@ export function canonicalPageUrl(raw: string): { url: string } | { problem: stri
   if (!parsed.hostname) return { problem: `must include a host (got ${quote(raw)})` };
   // Credentials in a page URL would be shown to every visitor in search results.
   if (parsed.username !== '' || parsed.password !== '') return { problem: 'must not contain a user name or password' };
-  // One identity for JSON and crawled pages (src/url.ts): never null for a parsed http(s) URL.
+  // One identity for JSON and crawled pages (src/core/url.ts): never null for a parsed http(s) URL.
   const url = normalizeUrl(parsed.href)!;
   if (url.length > MAX_URL_LENGTH) return { problem: `must be at most ${MAX_URL_LENGTH} characters once normalised` };
   return { url };

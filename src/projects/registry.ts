@@ -14,9 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { AppError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Settings } from '../types.js';
+import { AppError, type Logger, type Settings } from '../core/index.js';
 import { mergePatch, validateSettings, withDefaults } from './settings.js';
 
 export const SITE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;

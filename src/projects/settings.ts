@@ -7,24 +7,12 @@
  * `{"crawler":{"rootUrls":[...]}}` is a complete crawler section.
  */
 import cron from 'node-cron';
-import { patternError } from '../crawl/patterns.js';
-import { AppError } from '../errors.js';
-import { ISO_639_1 } from '../text/index.js';
-import type {
-  AnalyticsSettings,
-  CrawlerSettings,
-  DataPointRule,
-  ExtractionRule,
-  FieldWeights,
-  FilterDefinition,
-  ResultGroupRule,
-  ResultMapping,
-  SearchSettings,
-  Settings,
-  SuggestSettings,
-  SynonymGroup,
-  SynonymMapping,
-} from '../types.js';
+import { patternError, ISO_639_1 } from '../text/index.js';
+import {
+  AppError, type AnalyticsSettings, type CrawlerSettings, type DataPointRule, type ExtractionRule,
+  type FieldWeights, type FilterDefinition, type ResultGroupRule, type ResultMapping,
+  type SearchSettings, type Settings, type SuggestSettings, type SynonymGroup, type SynonymMapping,
+} from '../core/index.js';
 
 const MiB = 1024 * 1024;
 

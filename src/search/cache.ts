@@ -16,8 +16,8 @@
  * answer is the general search's answer by construction (tests compare them). The query log is
  * not part of the key: the route records hits and misses alike.
  */
-import type { IndexSnapshot } from '../index/contract.js';
-import type { Settings } from '../types.js';
+import type { IndexSnapshot } from '../index/index.js';
+import type { Settings } from '../core/index.js';
 import type { SearchOutcome } from './executor.js';
 import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';

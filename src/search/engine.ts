@@ -16,8 +16,8 @@
  * query retried (drop-last-words fallback). Paging and grouping of the answer are in
  * results.ts.
  */
-import type { IndexSnapshot } from '../index/contract.js';
-import type { FilterDefinition, SearchSettings } from '../types.js';
+import type { IndexSnapshot } from '../index/index.js';
+import type { FilterDefinition, SearchSettings } from '../core/index.js';
 import { expansionsOf, significantWords, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';

@@ -7,10 +7,8 @@
  * The executor caches no answers: the search services (src/search/service.ts, suggest.ts) do.
  */
 import type { Worker } from 'node:worker_threads';
-import type { IndexSnapshot } from '../index/contract.js';
-import { startThread } from '../pool.js';
-import type { Settings } from '../types.js';
-import { DEFAULT_SEARCH_MEMORY_MB, setSearchMemoryMb } from '../index/budgets.js';
+import { type IndexSnapshot, setSearchMemoryMb } from '../index/index.js';
+import { startThread, type Settings, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';

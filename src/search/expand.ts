@@ -12,9 +12,12 @@
  * per snapshot and settings object. Vocabulary tries, typo matches and stem lists are cached
  * per segment reader (segments are immutable).
  */
-import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { inCodeUnitOrder, isEnglishStopWord, sortedWithPrefix, stem as stemWord, typoBudget, Vocabulary, words as analyse, type FuzzyMatch } from '../text/index.js';
-import type { SearchSettings } from '../types.js';
+import type { IndexSnapshot, LiveSegment } from '../index/index.js';
+import {
+  inCodeUnitOrder, isEnglishStopWord, sortedWithPrefix, stem as stemWord, typoBudget, Vocabulary,
+  words as analyse, type FuzzyMatch,
+} from '../text/index.js';
+import type { SearchSettings } from '../core/index.js';
 import type { ParsedQuery, QueryWord } from './query.js';
 
 /** How an alternative relates to the word typed. */

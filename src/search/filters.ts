@@ -1,8 +1,7 @@
 /**
  * Filters, facets and sorting over per-document values (pure, main thread).
  */
-import type { DataPoint, FilterDefinition, FilterValue } from '../types.js';
-import { AppError } from '../errors.js';
+import { type DataPoint, type FilterDefinition, type FilterValue, AppError } from '../core/index.js';
 
 /** One applied filter: multiple choice (OR inside) or range (inclusive bounds, each optional). */
 export type ActiveFilter =

@@ -14,8 +14,8 @@
  * removing its own filter would add); group counts are added in first-seen order, as the
  * response's key order shows them.
  */
-import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import type { FilterDefinition } from '../types.js';
+import type { IndexSnapshot, LiveSegment } from '../index/index.js';
+import type { FilterDefinition } from '../core/index.js';
 import { type ActiveFilter, Facet, passes } from './filters.js';
 import type { Consider } from './match.js';
 import { heapDown, heapUp, type Hit } from './score.js';

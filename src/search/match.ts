@@ -14,8 +14,7 @@
  * visits, exactly what the full walk records. Per-row arrays are typed arrays taken from a
  * pool and handed back with {@link WordMatches.release}.
  */
-import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import type { Postings } from '../index/segment.js';
+import type { IndexSnapshot, LiveSegment, Postings } from '../index/index.js';
 import { stem as stemWord } from '../text/index.js';
 import { termsWithStem, type Alternative } from './expand.js';
 import type { ParsedQuery } from './query.js';

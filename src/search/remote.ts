@@ -22,9 +22,8 @@
  * This file holds the thread side ({@link SearchThreadState}) and the pure conversions both
  * sides share.
  */
-import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { SegmentReader } from '../index/segment-reader.js';
-import type { Settings } from '../types.js';
+import { type IndexSnapshot, type LiveSegment, SegmentReader } from '../index/index.js';
+import type { Settings } from '../core/index.js';
 import { search, type SearchParams, type SearchResponse } from './results.js';
 
 /** One segment of a pinned generation, as sent to a search thread. */

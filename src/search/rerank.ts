@@ -10,8 +10,7 @@
  * per-document signals are used, so the order does not depend on how the index is split;
  * pages without the sort key come last in both sort orders.
  */
-import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { NFIELDS, hashWord, type Postings } from '../index/segment.js';
+import { type IndexSnapshot, type LiveSegment, NFIELDS, hashWord, type Postings } from '../index/index.js';
 import { indexOfSorted } from '../text/index.js';
 import type { Alternative } from './expand.js';
 import { compareKeys, sortKey, type SortKey } from './filters.js';

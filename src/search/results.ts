@@ -4,17 +4,14 @@
  * mappings, pages, groups and renders the results. Pure with respect to the snapshot; callers
  * pin and release it (`SearchService` in src/search/service.ts does that for the routes).
  */
-import type { IndexSnapshot } from '../index/contract.js';
-import type { ResultCard } from '../index/segment-reader.js';
-import type { DataPoint, ResultMapping, Settings } from '../types.js';
-import { compilePattern } from '../crawl/patterns.js';
+import { type IndexSnapshot, type ResultCard, engineCacheBudget, engineCacheUsed } from '../index/index.js';
+import { type DataPoint, type ResultMapping, type Settings, safeImageUrl } from '../core/index.js';
+import { compilePattern } from '../text/index.js';
 import { runQuery, type Hit } from './engine.js';
 import { dataPointKeys, groupName, groupRecord } from './group.js';
 import { echoFilter, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
-import { engineCacheBudget, engineCacheUsed } from '../index/budgets.js';
-import { safeImageUrl } from '../url.js';
 
 export interface SearchParams {
   query: string;

@@ -12,10 +12,11 @@
  * cached and freshly computed values come from the same function and are identical; the
  * ranking order is total (typo tier, then score, then URL), so results are deterministic.
  */
-import { engineCacheBudget, engineCacheUsed, evictByClock, type ClockEntry } from '../index/budgets.js';
-import type { IndexSnapshot, LiveSegment } from '../index/contract.js';
-import { NFIELDS, type Postings } from '../index/segment.js';
-import type { FieldWeights } from '../types.js';
+import {
+  engineCacheBudget, engineCacheUsed, evictByClock, type ClockEntry, type IndexSnapshot,
+  type LiveSegment, NFIELDS, type Postings,
+} from '../index/index.js';
+import type { FieldWeights } from '../core/index.js';
 
 const K1 = 1.2;
 // Length normalisation per field: titles and URLs are short and uniform, content varies.

@@ -9,8 +9,8 @@
  * The answer of one search over a pinned snapshot is computed by {@link search}
  * (src/search/results.ts), re-exported here with its parameter and response types.
  */
-import type { IndexSnapshot, ProjectIndex } from '../index/contract.js';
-import type { Settings } from '../types.js';
+import type { IndexSnapshot, ProjectIndex } from '../index/index.js';
+import type { Settings } from '../core/index.js';
 import { SearchCache } from './cache.js';
 import type { SearchExecutor, SearchOutcome } from './executor.js';
 import type { SearchParams } from './results.js';

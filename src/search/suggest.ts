@@ -27,8 +27,8 @@
  * so it pins no index generation or file. `querySuggestions` (from the query log, which changes
  * with every flush) is not cached: the service adds it to every answer.
  */
-import type { IndexSnapshot, ProjectIndex } from '../index/contract.js';
-import type { Settings } from '../types.js';
+import type { IndexSnapshot, ProjectIndex } from '../index/index.js';
+import type { Settings } from '../core/index.js';
 import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
 import { pinned, type SearchSources } from './service.js';

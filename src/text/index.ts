@@ -2,7 +2,9 @@
  * Text analysis, the ground floor: what turns text into the words an index holds and a query
  * looks up. Folding (NFKC, case, diacritics), tokenising (words, compounds, URL words),
  * stemming, stop words, typo matching over a vocabulary, binary search in sorted word lists,
- * and the ISO 639-1 language table.
+ * and the ISO 639-1 language table; and the linear-time RE2 URL patterns of project settings
+ * and API parameters (patterns.ts), which settings validation (src/projects), the crawler, result
+ * groups (src/search) and removal by pattern (src/ingest) all run, so one compiler serves them.
  * Segment builds (src/index) and query handling (src/search) both import it, so a page and a
  * query are analysed by the same code. Imports no other src folder.
  *
@@ -17,3 +19,4 @@ export { ENGLISH_STOP_WORDS, isEnglishStopWord } from './stop-words.js';
 export { Vocabulary, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefix, type FuzzyMatch } from './typo.js';
 export { ISO_639_1 } from './languages.js';
 export { lowerBound, indexOfSorted } from './sorted.js';
+export { compileOwned, compilePattern, firstMatch, matchesPattern, patternError, type CompiledPattern } from './patterns.js';

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { LogBatch, QueryDictionary } from '../../src/analytics/batch.js';
-import { LogInserter, SiteQueryLog, type EventRow, type SearchRow } from '../../src/analytics/site-log.js';
+import { LogBatch, QueryDictionary, type EventRow, type SearchRow } from '../../src/analytics/batch.js';
+import { LogInserter, SiteQueryLog } from '../../src/analytics/site-log.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);

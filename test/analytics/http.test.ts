@@ -6,8 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { defaultConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { defaultConfig, createLogger } from '../../src/core/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 const HOUR = 3600;

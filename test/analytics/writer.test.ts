@@ -60,7 +60,7 @@ t.test('background batches are committed by the writer thread, not on the main t
 });
 
 t.test('the writer thread runs with the pool threads\' V8 young-generation cap', async (t) => {
-  const { WORKER_YOUNG_GENERATION_MB } = await import('../../src/pool.js');
+  const { WORKER_YOUNG_GENERATION_MB } = await import('../../src/core/index.js');
   const { svc } = setup(t);
   t.equal(svc.writerThread?.youngGenerationMb, WORKER_YOUNG_GENERATION_MB);
 });

@@ -143,10 +143,10 @@ t.test('with the real node, the server process sees the variables', async (t) =>
 });
 
 t.test('with the real node and SITESIFT_HEAP_GROWING_PERCENT=50, the heap flag is in effect and pool and plain worker threads still start', async (t) => {
-  // A pool thread gets an explicit execArgv (src/pool.ts strips V8 flags, which workers refuse
+  // A pool thread gets an explicit execArgv (src/core/pool.ts strips V8 flags, which workers refuse
   // there); a plain worker inherits the process's execArgv.
   const script = [
-    `import { createPool, runTask } from ${JSON.stringify(path.join(ROOT, 'src/pool.ts'))};`,
+    `import { createPool, runTask } from ${JSON.stringify(path.join(ROOT, 'src/core/pool.ts'))};`,
     "import { Worker } from 'node:worker_threads';",
     "const pool = createPool({ workers: 1 });",
     "const r = await runTask(pool, 'ping', { echo: 'x' });",
@@ -175,7 +175,7 @@ t.test('with the real node, SITESIFT_MAIN_HEAP_MB limits the main thread\'s heap
   const threadFile = path.join(dir, 'heap-thread.ts');
   writeFileSync(threadFile, "import { parentPort } from 'node:worker_threads';\nimport v8 from 'node:v8';\nparentPort!.postMessage(v8.getHeapStatistics().heap_size_limit);\n");
   const script = [
-    `import { createPool, runTask, startThread } from ${JSON.stringify(path.join(ROOT, 'src/pool.ts'))};`,
+    `import { createPool, runTask, startThread } from ${JSON.stringify(path.join(ROOT, 'src/core/pool.ts'))};`,
     "import { Worker } from 'node:worker_threads';",
     "import v8 from 'node:v8';",
     "const main = v8.getHeapStatistics().heap_size_limit;",

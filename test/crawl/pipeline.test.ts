@@ -8,7 +8,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WriteOp } from '../../src/index/contract.js';
+import type { WriteOp } from '../../src/index/index.js';
 import { CrawlService } from '../../src/crawl/service.js';
 import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';

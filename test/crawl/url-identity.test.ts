@@ -1,5 +1,5 @@
 /**
- * One URL identity for JSON pages and crawled pages (src/url.ts), end to end on a real server:
+ * One URL identity for JSON pages and crawled pages (src/core/url.ts), end to end on a real server:
  * a page pushed as JSON under another spelling of its URL and the same page reached by a site
  * crawl are one entry, whichever comes first, and `DELETE ?url=` with a third spelling
  * removes it.

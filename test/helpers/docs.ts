@@ -1,4 +1,4 @@
-import type { PageDoc } from '../../src/types.js';
+import type { PageDoc } from '../../src/core/index.js';
 
 /** A valid searchable PageDoc with overrides, for store and search tests. */
 export function makeDoc(url: string, title: string, content: string, extra: Partial<PageDoc> = {}): PageDoc {

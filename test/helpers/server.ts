@@ -14,8 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config.js';
-import { createLogger, type Logger } from '../../src/log.js';
+import { loadConfig, createLogger, type Logger } from '../../src/core/index.js';
 import { startServer, type StartOptions } from '../../src/server.js';
 import type { Services } from '../../src/services.js';
 

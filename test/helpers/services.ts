@@ -3,10 +3,9 @@
  * without a store: a project index that counts its pins, and an executor that searches on
  * this thread and records how many pins were held while it ran.
  */
-import type { IndexSnapshot, ProjectIndex } from '../../src/index/contract.js';
-import { LocalSearchExecutor, type SearchExecutor } from '../../src/search/executor.js';
-import type { SearchSources } from '../../src/search/service.js';
-import type { Settings } from '../../src/types.js';
+import type { IndexSnapshot, ProjectIndex } from '../../src/index/index.js';
+import { LocalSearchExecutor, type SearchExecutor, type SearchSources } from '../../src/search/index.js';
+import type { Settings } from '../../src/core/index.js';
 
 export interface CountingSources extends SearchSources {
   /** Snapshots acquired and not yet released. */

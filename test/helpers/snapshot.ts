@@ -1,10 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { writeSegment, NFIELDS, type SegmentEntry } from '../../src/index/segment.js';
-import { SegmentReader } from '../../src/index/segment-reader.js';
-import type { IndexSnapshot, LiveSegment } from '../../src/index/contract.js';
-import type { PageDoc } from '../../src/types.js';
+import { writeSegment, NFIELDS, type SegmentEntry, SegmentReader, type IndexSnapshot, type LiveSegment } from '../../src/index/index.js';
+import type { PageDoc } from '../../src/core/index.js';
 
 /**
  * Builds segments from `batches` (each batch one segment, seqs assigned in order) and a snapshot

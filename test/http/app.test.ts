@@ -2,12 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { AppError } from '../../src/errors.js';
+import { AppError, createLogger } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
 import { requireProject, requireSite } from '../../src/http/auth.js';
 import { readForm, readJson, readJsonOrForm } from '../../src/http/body.js';
 import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, requireParam } from '../../src/http/params.js';
-import { createLogger } from '../../src/log.js';
 import { api, startTestServer } from '../helpers/server.js';
 
 const logLines: string[] = [];

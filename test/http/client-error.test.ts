@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';
 import { answerClientErrors, clientErrorCode, clientErrorResponse } from '../../src/http/client-error.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/core/index.js';
 import { raw } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/server.js';
 

@@ -3,7 +3,7 @@
  * The refresh interval is long (60 s) so that "searchable" can only come from refresh=true.
  */
 import t from 'tap';
-import { crawlerOf } from '../../src/ingest/documents.js';
+import { crawlerOf } from '../../src/ingest/index.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 const doc = (path: string, over: Record<string, unknown> = {}) => ({

@@ -3,7 +3,7 @@
  * with non-200 statuses (what the crawler records) are written straight into the store.
  */
 import t from 'tap';
-import type { PageDoc } from '../../src/types.js';
+import type { PageDoc } from '../../src/core/index.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { makeDoc } from '../helpers/docs.js';
 

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { DEFAULT_SEARCH_MEMORY_MB, engineCacheBudget, engineCacheUsed, evictByClock, setSearchMemoryMb, type ClockEntry } from '../../src/index/budgets.js';
+import { DEFAULT_SEARCH_MEMORY_MB } from '../../src/core/index.js';
+import { engineCacheBudget, engineCacheUsed, evictByClock, setSearchMemoryMb, type ClockEntry } from '../../src/index/budgets.js';
 
 t.test('evictByClock: down to 7/8 of the budget, recently used entries get a second chance', async (t) => {
   const saved = { ...engineCacheUsed };

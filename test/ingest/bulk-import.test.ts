@@ -9,7 +9,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/index.js';
 import { formatSummary, ImportAborted, listInputFiles, runImport, withBaseUrl } from '../../src/ingest/bulk-import.js';
 import { validateBatch } from '../../src/ingest/validate.js';
 

@@ -3,10 +3,10 @@
  * unpublished backlog, delete semantics. (The real store is exercised by test/http/*.)
  */
 import t from 'tap';
-import type { ProjectIndex, WriteOp } from '../../src/index/contract.js';
+import type { ProjectIndex, WriteOp } from '../../src/index/index.js';
 import { deleteByPattern, deleteByUrl, indexPages, MAX_PENDING_DOCS } from '../../src/ingest/documents.js';
 import { compileUrlPattern } from '../../src/ingest/url-pattern.js';
-import type { PageDoc } from '../../src/types.js';
+import type { PageDoc } from '../../src/core/index.js';
 import { makeDoc } from '../helpers/docs.js';
 
 class FakeIndex {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/index.js';
 import { compileUrlPattern } from '../../src/ingest/url-pattern.js';
 
 t.test('search semantics over the whole URL', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/index.js';
 import { normalizeLanguage, validateBatch, validatePage, type ValidateContext } from '../../src/ingest/validate.js';
 
 const ctx: ValidateContext = {
@@ -72,7 +72,7 @@ t.test('full seed document is accepted and normalised', async (t) => {
     },
     ctx,
   );
-  t.equal(doc.url, 'https://example.com/docs?q=1', 'shared URL identity (src/url.ts): fragment dropped');
+  t.equal(doc.url, 'https://example.com/docs?q=1', 'shared URL identity (src/core/url.ts): fragment dropped');
   t.equal(doc.documentType, 'PDF');
   t.equal(doc.contentGroup, 'Docs');
   t.equal(doc.imageUrl, 'https://example.com/i.png');

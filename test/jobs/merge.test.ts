@@ -2,7 +2,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { doc, fakeClock, realPool, tempDir } from '../index/helpers.js';
-import { IndexRegistry } from '../../src/index/registry.js';
+import { IndexRegistry } from '../../src/index/index.js';
 import { MERGE_SCHEDULE, startMergeJob, type Scheduler } from '../../jobs/merge.js';
 import { GC_SCHEDULE, startGcJob } from '../../jobs/gc.js';
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QueryLogService } from '../../src/analytics/service.js';
+import { QueryLogService } from '../../src/analytics/index.js';
 import { startQueryLogRollup, QUERYLOG_ROLLUP_SCHEDULE } from '../../jobs/querylog-rollup.js';
 
 const HOUR = 3_600_000;

@@ -5,8 +5,8 @@
 import t from 'tap';
 import { startSitemapImportJob } from '../../jobs/sitemap-import.js';
 import { startRecrawlJob } from '../../jobs/recrawl.js';
-import type { Scheduler, ScheduleProjects } from '../../src/crawl/schedule.js';
-import type { Settings } from '../../src/types.js';
+import type { Scheduler, ScheduleProjects } from '../../src/crawl/index.js';
+import type { Settings } from '../../src/core/index.js';
 import { testSettings } from '../crawl/helpers/memory-index.js';
 
 function fakeProjects(initial: Record<string, Settings>) {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/index.js';
 import { hashToken, LAST_USED_WRITE_INTERVAL_MS, ProjectRegistry } from '../../src/projects/registry.js';
 import { tempDataDir } from '../helpers/server.js';
 

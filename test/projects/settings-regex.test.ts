@@ -2,8 +2,8 @@
 // settings route accepts compiles and matches at run time, what RE2 cannot run is refused
 // with 400 naming the settings path and the unsupported construct.
 import t from 'tap';
-import { compilePattern, matchesPattern, patternError } from '../../src/crawl/patterns.js';
-import { compileUrlPattern } from '../../src/ingest/url-pattern.js';
+import { compilePattern, matchesPattern, patternError } from '../../src/text/index.js';
+import { compileUrlPattern } from '../../src/ingest/index.js';
 import { api, startTestServer } from '../helpers/server.js';
 
 const s = await startTestServer();

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/index.js';
 import { defaultSettings, normalizeLanguage, validateSettings } from '../../src/projects/settings.js';
 
 function rejects(t: Test, input: unknown, field: string, partial = true): void {

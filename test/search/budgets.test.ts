@@ -1,7 +1,8 @@
 import t from 'tap';
-import { DEFAULT_SEARCH_MEMORY_MB, engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/index/budgets.js';
+import { DEFAULT_SEARCH_MEMORY_MB } from '../../src/core/index.js';
+import { engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/index/index.js';
 import { search, type SearchParams } from '../../src/search/service.js';
-import { defaultSettings } from '../../src/projects/settings.js';
+import { defaultSettings } from '../../src/projects/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 

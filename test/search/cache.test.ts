@@ -1,14 +1,13 @@
 import t from 'tap';
 import { SearchCache } from '../../src/search/cache.js';
-import { LocalSearchExecutor } from '../../src/search/executor.js';
-import type { SearchOutcome } from '../../src/search/executor.js';
+import { LocalSearchExecutor, type SearchOutcome } from '../../src/search/executor.js';
 import { SearchService, type SearchParams } from '../../src/search/service.js';
-import type { IndexSnapshot } from '../../src/index/contract.js';
-import { defaultSettings } from '../../src/projects/settings.js';
+import type { IndexSnapshot } from '../../src/index/index.js';
+import { defaultSettings } from '../../src/projects/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import { countingSources } from '../helpers/services.js';
-import type { Settings } from '../../src/types.js';
+import type { Settings } from '../../src/core/index.js';
 
 const params = (query: string, extra: Partial<SearchParams> = {}): SearchParams => ({
   query, filters: [], filterOptions: false, sort: null, sortOrder: 'ASC', offset: 0, limit: 10,

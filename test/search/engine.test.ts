@@ -2,7 +2,7 @@ import t from 'tap';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
-import type { PageDoc, SearchSettings } from '../../src/types.js';
+import type { PageDoc, SearchSettings } from '../../src/core/index.js';
 
 const settings: SearchSettings = {
   language: 'en',

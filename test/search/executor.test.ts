@@ -2,10 +2,10 @@ import t from 'tap';
 import { createSearchExecutor, LocalSearchExecutor, ThreadSearchExecutor } from '../../src/search/executor.js';
 import { SearchThreadState, sharedBitmap, snapshotSpec, ThreadSnapshots, IDLE_SNAPSHOT_MS, type SearchRequest } from '../../src/search/remote.js';
 import type { SearchParams } from '../../src/search/service.js';
-import { defaultSettings } from '../../src/projects/settings.js';
+import { defaultSettings } from '../../src/projects/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
-import type { Settings } from '../../src/types.js';
+import type { Settings } from '../../src/core/index.js';
 
 // Three segments with a replaced page and a deleted page, so tombstones matter.
 const batches = [

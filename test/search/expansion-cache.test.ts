@@ -2,8 +2,8 @@ import t from 'tap';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
-import { defaultSettings } from '../../src/projects/settings.js';
-import type { IndexSnapshot } from '../../src/index/contract.js';
+import { defaultSettings } from '../../src/projects/index.js';
+import type { IndexSnapshot } from '../../src/index/index.js';
 
 // Query expansions are cached per snapshot object and settings object; each answer here is
 // compared with the same search on a fresh copy of the snapshot (a new object: nothing cached).

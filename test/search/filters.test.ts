@@ -3,7 +3,7 @@ import { runQuery, type SearchRequest } from '../../src/search/engine.js';
 import { parseFilters, passes, type ActiveFilter } from '../../src/search/filters.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
-import type { FilterDefinition, PageDoc, SearchSettings } from '../../src/types.js';
+import type { FilterDefinition, PageDoc, SearchSettings } from '../../src/core/index.js';
 
 const settings: SearchSettings = {
   language: 'en', stopWords: null, typoTolerance: 'default',

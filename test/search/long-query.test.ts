@@ -9,7 +9,7 @@ import { runQuery, type SearchRequest } from '../../src/search/engine.js';
 import { LONG_QUERY_WORDS } from '../../src/search/expand.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
-import type { PageDoc, SearchSettings } from '../../src/types.js';
+import type { PageDoc, SearchSettings } from '../../src/core/index.js';
 
 const settings: SearchSettings = {
   language: 'en',

@@ -2,7 +2,7 @@ import t from 'tap';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
-import { defaultSettings } from '../../src/projects/settings.js';
+import { defaultSettings } from '../../src/projects/index.js';
 
 // Deterministic pseudo-random numbers for the fixtures.
 let seed = 11;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { gallop, liveUnion } from '../../src/search/match.js';
-import type { Postings } from '../../src/index/segment.js';
+import type { Postings } from '../../src/index/index.js';
 
 // Deterministic pseudo-random numbers for the property checks.
 let seed = 7;
@@ -51,7 +51,7 @@ t.test('cached BM25F values give the same answers as fresh scoring, across gener
   const { snapshotOf, snapshotOfFiles } = await import('../helpers/snapshot.js');
   const { makeDoc } = await import('../helpers/docs.js');
   const { runQuery } = await import('../../src/search/engine.js');
-  const { defaultSettings } = await import('../../src/projects/settings.js');
+  const { defaultSettings } = await import('../../src/projects/index.js');
   const words = ['table', 'index', 'vacuum', 'tuple', 'query', 'planner', 'function', 'trigger', 'view', 'schema'];
   const doc = (i: number) => {
     const w: string[] = [];
@@ -91,7 +91,7 @@ t.test('AND probing: a probed list walked whole and one galloped give the same a
   const { snapshotOf } = await import('../helpers/snapshot.js');
   const { makeDoc } = await import('../helpers/docs.js');
   const { runQuery } = await import('../../src/search/engine.js');
-  const { defaultSettings } = await import('../../src/projects/settings.js');
+  const { defaultSettings } = await import('../../src/projects/index.js');
   const common = ['vacuum', 'vacuums', 'vacuuming', 'vacuumdb', 'tuple', 'tuples'];
   const live = Array.from({ length: 60 }, (_, i) => {
     const w: string[] = [];

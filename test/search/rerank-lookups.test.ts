@@ -2,8 +2,8 @@ import t from 'tap';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
-import { defaultSettings } from '../../src/projects/settings.js';
-import type { IndexSnapshot } from '../../src/index/contract.js';
+import { defaultSettings } from '../../src/projects/index.js';
+import type { IndexSnapshot } from '../../src/index/index.js';
 
 // The phrase/exactness re-ranking of the top 100 reads each reading word's postings once per
 // segment (not once per re-ranked page), and a word typed with a typo gets its closest indexed

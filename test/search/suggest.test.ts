@@ -1,12 +1,14 @@
 import t from 'tap';
-import { answerOf, computeSuggestPage, MAX_SUGGEST_WINDOW, pageFromWindow, suggestBody, SuggestCache, SuggestService, SUGGEST_SNIPPET_SIZE, windowSearchParams, type RunSearch, type SuggestParams } from '../../src/search/suggest.js';
-import type { SearchParams } from '../../src/search/service.js';
-import { search } from '../../src/search/service.js';
-import { defaultSettings } from '../../src/projects/settings.js';
+import {
+  answerOf, computeSuggestPage, MAX_SUGGEST_WINDOW, pageFromWindow, suggestBody, SuggestCache,
+  SuggestService, SUGGEST_SNIPPET_SIZE, windowSearchParams, type RunSearch, type SuggestParams,
+} from '../../src/search/suggest.js';
+import { type SearchParams, search } from '../../src/search/service.js';
+import { defaultSettings } from '../../src/projects/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import { countingSources } from '../helpers/services.js';
-import type { PageDoc, Settings } from '../../src/types.js';
+import type { PageDoc, Settings } from '../../src/core/index.js';
 
 const docs: PageDoc[] = [
   makeDoc('https://s.test/create-table', 'CREATE TABLE', 'Define a new table. Tables hold rows of data in columns.', { headings: ['Synopsis'] }),

@@ -9,9 +9,8 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import { createPool, runTask } from '../../src/pool.js';
-import type { FetchExtractResult, FetchExtractTask } from '../../src/crawl/page.js';
-import { batchedPoolFetch } from '../../src/crawl/pool-fetch.js';
+import { createPool, runTask } from '../../src/core/index.js';
+import { type FetchExtractResult, type FetchExtractTask, batchedPoolFetch } from '../../src/crawl/index.js';
 
 const pdf = readFileSync(fileURLToPath(new URL('../fixtures/crawl/docs/doc.pdf', import.meta.url)));
 

@@ -4,8 +4,8 @@
  * its first task, and keeps them past the idle timeout; a pool without it does neither.
  */
 import t from 'tap';
-import { createPool, runTask } from '../../src/pool.js';
-import { extractHtml } from '../../src/crawl/extract/html.js';
+import { createPool, runTask } from '../../src/core/index.js';
+import { extractHtml } from '../../src/crawl/index.js';
 import { fixturePage, runWarmUp, WARM_UP_PAGES, type WarmUpReport } from '../../workers/warm-up.js';
 
 type Answer = { threadId: number; startUp: WarmUpReport | null };

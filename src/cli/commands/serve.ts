@@ -3,8 +3,7 @@
  * handles SIGTERM/SIGINT: graceful close, exit 0; a forced exit 1 after 10 s or on a second
  * signal. Also the body of `src/main.ts`.
  */
-import { ConfigError, describeSettings, loadConfig } from '../../config.js';
-import { createLogger, SERVER_LOG_BUFFER_MS } from '../../log.js';
+import { ConfigError, describeSettings, loadConfig, createLogger, SERVER_LOG_BUFFER_MS } from '../../core/index.js';
 import { DataDirInUseError, startServer } from '../../server.js';
 import type { CliIO, Command } from '../command.js';
 
@@ -29,7 +28,7 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
     }
     throw err;
   }
-  // Access-log lines are buffered (src/log.ts); warnings, errors and exit flush them.
+  // Access-log lines are buffered (src/core/log.ts); warnings, errors and exit flush them.
   const log = createLogger(config.logLevel, process.stdout, {}, { bufferMs: SERVER_LOG_BUFFER_MS });
   let running;
   try {

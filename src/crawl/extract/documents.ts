@@ -11,7 +11,7 @@
  * | PPT | cfb (OLE container) + the PowerPoint text atoms |
  * | TXT | charset detection + TextDecoder |
  */
-import type { DocumentType } from '../../types.js';
+import type { DocumentType } from '../../core/index.js';
 import { decodeText } from '../charset.js';
 import { linesOf } from './whitespace.js';
 

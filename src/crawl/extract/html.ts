@@ -17,7 +17,7 @@
 import * as cheerio from 'cheerio/slim';
 import type { AnyNode, Document, Element } from 'domhandler';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import type { DataPoint, ExtractionRule, FilterValue } from '../../types.js';
+import type { DataPoint, ExtractionRule, FilterValue } from '../../core/index.js';
 import { resolveLink } from '../url.js';
 import { readDataPoints, resolveGroup, safeSelect, type LazyCheerio, type PageRules } from './rules.js';
 import { collapse, linesOf } from './whitespace.js';

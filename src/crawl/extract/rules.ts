@@ -9,8 +9,8 @@
  */
 import type * as cheerio from 'cheerio/slim';
 import type { AnyNode } from 'domhandler';
-import type { DataPoint, DataPointRule, FilterValue, ResultGroupRule, Settings } from '../../types.js';
-import { matchesPattern } from '../patterns.js';
+import type { DataPoint, DataPointRule, FilterValue, ResultGroupRule, Settings } from '../../core/index.js';
+import { matchesPattern } from '../../text/index.js';
 import { collapse } from './whitespace.js';
 
 /** Control Panel rules applied to URL-only pages; absent (null) for a JSON page's appended content. */

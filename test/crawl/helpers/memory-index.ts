@@ -2,9 +2,9 @@
  * An in-memory ProjectIndex for crawler tests: the parts the crawler uses (write, has, urls,
  * entryOf, listEntries), with the store's newest-seq-wins semantics.
  */
-import type { ProjectIndex, WriteOp } from '../../../src/index/contract.js';
-import type { PageDoc, Settings } from '../../../src/types.js';
-import { defaultSettings } from '../../../src/projects/settings.js';
+import type { ProjectIndex, WriteOp } from '../../../src/index/index.js';
+import type { PageDoc, Settings } from '../../../src/core/index.js';
+import { defaultSettings } from '../../../src/projects/index.js';
 
 export class MemoryIndex {
   readonly siteId = 'test';

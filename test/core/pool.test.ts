@@ -1,6 +1,6 @@
 import { isMainThread, threadId } from 'node:worker_threads';
 import t from 'tap';
-import { createPool, runTask, workerExecArgv, workerFile } from '../src/pool.js';
+import { createPool, runTask, workerExecArgv, workerFile } from '../../src/core/pool.js';
 
 t.test('the pool runs TypeScript tasks through the dispatcher', async (t) => {
   t.match(workerFile(), /workers\/index\.ts$/, 'resolves the .ts dispatcher under tsx');
@@ -30,7 +30,7 @@ t.test('pool threads start without the V8 heap flags they refuse', async (t) => 
   fs.writeFileSync(
     script,
     [
-      `import { createPool, runTask } from ${JSON.stringify(new URL('../src/pool.ts', import.meta.url).pathname)};`,
+      `import { createPool, runTask } from ${JSON.stringify(new URL('../../src/core/pool.ts', import.meta.url).pathname)};`,
       'const pool = createPool({ workers: 1 });',
       "const r = await runTask<{ pong: boolean }>(pool, 'ping', {});",
       'await pool.destroy();',
@@ -43,7 +43,7 @@ t.test('pool threads start without the V8 heap flags they refuse', async (t) => 
 
 t.test('threads that index or crawl yield the CPU to searches (nice value per thread)', async (t) => {
   const os = await import('node:os');
-  const { BACKGROUND_NICE } = await import('../workers/index.js');
+  const { BACKGROUND_NICE } = await import('../../workers/index.js');
   const main = os.getPriority();
   const pool = createPool({ workers: 1 });
   t.teardown(() => pool.destroy());
@@ -64,7 +64,7 @@ t.test('threads that index or crawl yield the CPU to searches (nice value per th
 });
 
 t.test('pool threads run with a capped V8 young generation (memory per thread)', async (t) => {
-  const { WORKER_YOUNG_GENERATION_MB } = await import('../src/pool.js');
+  const { WORKER_YOUNG_GENERATION_MB } = await import('../../src/core/pool.js');
   type Ping = { youngGenerationMb: number };
   const capped = createPool({ workers: 1 });
   t.teardown(() => capped.destroy());
@@ -84,7 +84,7 @@ t.test('idle pool threads run their event loop (async atomics: V8 can shrink a h
   const pool = createPool({ workers: 1 });
   t.teardown(() => pool.destroy());
   const flag = new Int32Array(new SharedArrayBuffer(4));
-  const task = new URL('./fixtures/pool-timer-task.cjs', import.meta.url).href;
+  const task = new URL('../fixtures/pool-timer-task.cjs', import.meta.url).href;
   t.equal(await pool.run({ flag }, { filename: task }), 'returned');
   // With Piscina's default (sync atomics) the thread blocks after the task and the timer
   // never fires while it is idle: this wait would time out.

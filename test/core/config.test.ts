@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { tempDataDir } from './helpers/server.js';
+import { ConfigError, loadConfig } from '../../src/core/config.js';
+import { tempDataDir } from '../helpers/server.js';
 
 t.test('defaults', async (t) => {
   const c = loadConfig([], {});

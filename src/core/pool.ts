@@ -10,15 +10,22 @@ import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { TaskName } from '../workers/index.js';
 
-export type { TaskName };
+/**
+ * The tasks the pool runs: each is a module `workers/<name>.ts` whose default export is
+ * `async (payload) => result`, dispatched by workers/index.ts. To add a task, write its module
+ * and list its name here. Declared here, below the workers, so callers of {@link runTask} name a
+ * task without importing the worker side.
+ */
+export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'warm-up'] as const;
+/** The name of a pool task (one of {@link TASKS}). */
+export type TaskName = (typeof TASKS)[number];
 
 const RUNNING_FROM_TS = import.meta.url.endsWith('.ts');
 
 /** File URL of the dispatcher worker next to this build (`.ts` under tsx, `.js` in dist). */
 export function workerFile(): string {
-  return new URL(`../workers/index.${RUNNING_FROM_TS ? 'ts' : 'js'}`, import.meta.url).href;
+  return new URL(`../../workers/index.${RUNNING_FROM_TS ? 'ts' : 'js'}`, import.meta.url).href;
 }
 
 export interface PoolOptions {

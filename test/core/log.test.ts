@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { createLogger, isoTime } from '../src/log.js';
+import { createLogger, isoTime } from '../../src/core/log.js';
 
 function capture() {
   const lines: any[] = [];

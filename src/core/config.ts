@@ -10,7 +10,6 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_SEARCH_MEMORY_MB } from './index/budgets.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -49,6 +48,12 @@ export interface Config {
   /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
   testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | null;
 }
+
+/**
+ * Default engine cache memory per searching thread, MiB (SITESIFT_SEARCH_MEMORY_MB): 256 for
+ * decoded postings, 512 for BM25F values, 160 for result cards (src/index/budgets.ts splits it).
+ */
+export const DEFAULT_SEARCH_MEMORY_MB = 928;
 
 /** An unknown or invalid setting. `message` is one line that names the setting. */
 export class ConfigError extends Error {

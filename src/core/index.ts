@@ -1,0 +1,25 @@
+/**
+ * The ground floor every other layer stands on: errors and their HTTP statuses, the logger,
+ * the shared document and settings types, URL normalisation, the validated configuration, and
+ * the worker-thread helpers (the Piscina pool and plain threads). Imports no other src folder.
+ *
+ * @example
+ * import { AppError, createLogger, type Settings } from '../core/index.js';
+ */
+export { AppError, ERROR_STATUS, badParam } from './errors.js';
+export type { EntryError, ErrorCode } from './errors.js';
+export { DOCUMENT_TYPES } from './types.js';
+export type {
+  AnalyticsSettings, CrawlerSettings, DataPoint, DataPointRule, DocSource, DocumentType,
+  ExtractionRule, FieldWeights, FilterDefinition, FilterValue, IndexOp, PageDoc, ResultGroupRule,
+  ResultMapping, SearchSettings, Settings, SuggestSettings, SynonymGroup, SynonymMapping,
+} from './types.js';
+export { TASKS, WORKER_YOUNG_GENERATION_MB, createPool, runTask, startThread } from './pool.js';
+export type { TaskName } from './pool.js';
+export { ConfigError, DEFAULT_SEARCH_MEMORY_MB, defaultConfig, describeSettings, loadConfig } from './config.js';
+export type { Config } from './config.js';
+export { SERVER_LOG_BUFFER_MS, createLogger } from './log.js';
+export type { Logger } from './log.js';
+export { normalizeUrl, normalizeUrlObject } from './url.js';
+export type { NormalizeOptions } from './url.js';
+export { safeImageUrl } from './url.js';

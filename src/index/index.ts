@@ -1,0 +1,21 @@
+/**
+ * Public surface of the segment store: the contract routes and the search engine read
+ * (snapshots, live segments, write operations), the per-project registry, the segment format
+ * and its reader, the pool tasks that build and merge segments, and the engine cache budgets.
+ * Imports src/core and src/text only.
+ *
+ * @example
+ * const snapshot = (await registry.get(siteId)).acquire();
+ * try { … snapshot.segments … } finally { snapshot.release(); }
+ */
+export type { EntryListingQuery, EntryListingRow, IndexSnapshot, LiveSegment, ProjectIndex, WriteOp } from './contract.js';
+export { IndexRegistry } from './registry.js';
+export { DEFAULT_MAX_BUFFERED_DOCS } from './store.js';
+export { engineCacheBudget, engineCacheUsed, evictByClock, setSearchMemoryMb } from './budgets.js';
+export type { ClockEntry } from './budgets.js';
+export { NFIELDS, hashWord, mergeSegments, writeSegment } from './segment.js';
+export type { Postings, SegmentEntry, SegmentInfo } from './segment.js';
+export { SegmentReader } from './segment-reader.js';
+export type { ResultCard } from './segment-reader.js';
+export { runBuildSegment, runMergeSegments } from './tasks.js';
+export type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
