@@ -47,7 +47,7 @@ test: setup web
 	npx tap
 
 # Each benchmark rewrites its section of bench/README.md (machine, date, commit, table).
-bench: bench-ingest bench-search bench-suggest bench-crawl relevance
+bench: bench-ingest bench-search bench-suggest bench-crawl relevance bench-widget
 
 # Ingest: HTTP pagesJson vs raw FTS5 on ../shared/corpus (BENCH_DOCS=100000 by default); the server runs from dist/ like `make start`
 bench-ingest: setup
@@ -76,6 +76,15 @@ bench-crawl: setup
 	if [ $$rc -eq 2 ]; then echo "make bench-crawl: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
 	elif [ $$rc -ne 0 ]; then echo "make bench-crawl: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/crawl.ts
+
+# The widget in headless Chromium against the built server: bytes over the wire on first load,
+# keystroke → painted suggestions (p50/p95 over 200 keystrokes), long tasks. Needs chromium.
+bench-widget: build
+	$(TSX) bench/widget.ts
+
+# docs/widget-*.png and docs/panel-*.png from a throw-away server (headless Chromium).
+screenshots: web
+	$(TSX) bench/screenshots.ts
 
 relevance: setup
 	$(TSX) bench/relevance.ts

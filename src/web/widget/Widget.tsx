@@ -562,7 +562,7 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
             </svg>
           </button>
         </form>
-        <div id={listboxId} class="ss-listbox" part="listbox" role="listbox" aria-label={texts.suggestions} hidden={!open}>
+        <div id={listboxId} class="ss-listbox" part="listbox" role="listbox" aria-label={texts.suggestions} hidden={!open} data-query={sugg?.query}>
           {open &&
             sugg?.groups.map((g) => (
               <div role="group" aria-labelledby={g.id} class="ss-group" key={g.id}>

@@ -58,7 +58,7 @@ function reasons(r: Result, query: string, settings: Settings): Reason[] {
   const inContent = marked(r.content);
   const words = normalised(query).split(' ').filter((x) => x.length > 1 && x !== '*');
   const inUrl = words.filter((x) => r.link.toLowerCase().includes(x));
-  if (inTitle.length) out.push({ text: `Title matches ${inTitle.join(', ')} (title weight ${w.title}, the highest).` });
+  if (inTitle.length) out.push({ text: `Title matches ${inTitle.join(', ')} (title weight ${w.title}).` });
   if (inUrl.length) out.push({ text: `URL contains ${inUrl.join(', ')} (URL weight ${w.url}).` });
   if (inContent.length) out.push({ text: `Content matches ${inContent.join(', ')} (content weight ${w.content}).` });
   if (!inTitle.length && !inContent.length && !inUrl.length) out.push({ text: `Matched in keywords (weight ${w.keywords}), headings (weight ${w.headings}) or content outside the snippet, or through a synonym or typo.` });
