@@ -43,14 +43,16 @@ export function groupRecord<T>(): Record<string, T> {
 
 /**
  * The content groups a request names (`includeContentGroups`, `excludeContentGroups`) as a set
- * of group names to test against, or null for no restriction (not given). A name is taken as
+ * of group names to test against, or null for no restriction: not given, or an empty list (an
+ * empty `includeContentGroups` means every group, as when it is not given). A name is taken as
  * given and also HTML-unescaped: with `highlightQueryTerms=true` answers show group names
  * escaped (`R&amp;D`), and a client may send back either form.
  *
  * @example groupSet(['R&amp;D']) // Set {'R&amp;D', 'R&D'}
+ * @example groupSet([]) // null
  */
 export function groupSet(names: string[] | null): Set<string> | null {
-  if (names === null) return null;
+  if (names === null || names.length === 0) return null;
   const set = new Set<string>();
   for (const n of names) {
     set.add(n);

@@ -5,11 +5,11 @@
  * pin and release it (`SearchService` in src/search/service.ts does that for the routes).
  */
 import { type IndexSnapshot, type ResultCard, engineCacheBudget, engineCacheUsed } from '../index/index.js';
-import { type DataPoint, type ResultMapping, type Settings, safeImageUrl } from '../core/index.js';
+import { type DataPoint, type FilterValue, type ResultMapping, type Settings, safeImageUrl } from '../core/index.js';
 import { compilePattern } from '../text/index.js';
 import { runQuery, type Hit } from './engine.js';
-import { dataPointKeys, groupName, groupRecord } from './group.js';
-import { echoFilter, type ActiveFilter } from './filters.js';
+import { dataPointKeys, groupName, groupRecord, groupSet } from './group.js';
+import { echoFilter, passes, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
 
@@ -86,16 +86,58 @@ function triggers(m: ResultMapping, normalised: string): boolean {
   }
 }
 
-/** Live searchable row of `url` in the snapshot, if any. */
-function findLive(snap: IndexSnapshot, url: string): Hit | null {
+/** Live searchable row of `url` in the snapshot, if any and if `admits` its group and filter values. */
+function findLive(snap: IndexSnapshot, url: string, admits: (group: string, filterValues: FilterValue[] | null) => boolean): Hit | null {
   for (const seg of snap.segments) {
     const dv = seg.reader.docValues();
     const id = seg.reader.idOf(url);
     if (id !== null && seg.dead[id] !== 1 && dv.status[id] === 200) {
-      return { seg, id, url, group: groupName(dv.group[id]!), score: 0, typos: 0 };
+      const group = groupName(dv.group[id]!);
+      return admits(group, dv.filters[id] ?? null) ? { seg, id, url, group, score: 0, typos: 0 } : null;
     }
   }
   return null;
+}
+
+/** A custom result of a result mapping, placed in the ranked list like a page. */
+interface Custom {
+  custom: true;
+  html: string;
+  /** 1-based position in its group (0 is also first). */
+  position: number;
+  group: string;
+}
+
+/**
+ * The ranked list with the custom results in it. Grouped, a custom result goes before the
+ * `position`-th result of its group (after the group's last result when it has fewer; at
+ * `position` of the whole list when the group has none), so it shows once, on the page and in
+ * the group where its position falls. Ungrouped (`groupResults=false`, one list) it goes at
+ * `position` of the whole list. Customs are placed in mapping order, each counting the ones
+ * placed before.
+ */
+function placeCustoms(hits: Hit[], customs: Custom[], grouped: boolean): Array<Hit | Custom> {
+  const list: Array<Hit | Custom> = hits.slice();
+  for (const c of customs) {
+    const want = Math.max(1, c.position);
+    let at = -1;
+    if (grouped) {
+      let seen = 0;
+      let last = -1;
+      for (let i = 0; i < list.length; i++) {
+        if (list[i]!.group !== c.group) continue;
+        if (++seen === want) {
+          at = i;
+          break;
+        }
+        last = i;
+      }
+      if (at < 0 && last >= 0) at = last + 1;
+    }
+    if (at < 0) at = Math.min(list.length, want - 1);
+    list.splice(at, 0, c);
+  }
+  return list;
 }
 
 /**
@@ -194,9 +236,10 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   const normalised = normaliseQuery(p.query);
   const sortOpts = sortingOptions(settings, snap, cacheOwner);
   const triggered = settings.search.resultMappings.filter((m) => triggers(m, normalised));
-  // Pins and hides need every match (a pinned or hidden page may rank anywhere); otherwise only
-  // the top of the ranking is materialised.
-  const needsAll = p.limitPerGroup || triggered.some((m) => m.action.type === 'pin' || m.action.type === 'hide');
+  // Pins, hides and custom results need every match (a pinned or hidden page may rank anywhere,
+  // a custom result goes before the n-th result of its group); otherwise only the top of the
+  // ranking is materialised.
+  const needsAll = p.limitPerGroup || triggered.some((m) => m.action.type !== 'redirect');
   const res = runQuery(snap, settings.search, {
     query: p.query,
     filters: p.filters,
@@ -209,51 +252,67 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     ...(needsAll ? {} : { topK: p.offset + p.limit }),
   });
 
-  // Result mappings (Result Manager): first pins, then hides; custom inserts after paging.
+  // Result mappings (Result Manager). A mapping's result is a result like any other: it obeys
+  // the request's content groups and filters, and counts once in the totals.
   let hits = res.hits;
   // Matches not materialised in `hits` (topK) still count.
   const unlisted = res.total - res.hits.length;
   const perGroup = Object.assign(groupRecord<number>(), res.perGroup);
+  const include = groupSet(p.includeContentGroups);
+  const exclude = groupSet(p.excludeContentGroups);
+  const admits = (group: string, filterValues: FilterValue[] | null): boolean =>
+    (!include || include.has(group)) && !exclude?.has(group) && p.filters.every((f) => passes(filterValues, f));
+  // Hidden pages never appear, whichever mapping comes first.
+  const hidden = new Set<string>();
+  for (const m of triggered) if (m.action.type === 'hide') for (const u of m.action.urls) hidden.add(u);
+  if (hidden.size > 0) {
+    hits = hits.filter((h) => {
+      if (!hidden.has(h.url)) return true;
+      perGroup[h.group]!--;
+      return false;
+    });
+  }
   let redirect: string | undefined;
-  const customs: Array<{ html: string; position: number; group: string }> = [];
+  const customs: Custom[] = [];
   for (const m of triggered) {
     const a = m.action;
     if (a.type === 'redirect') redirect ??= a.url;
-    else if (a.type === 'hide') {
-      const hide = new Set(a.urls);
-      const kept: Hit[] = [];
-      for (const h of hits) {
-        if (hide.has(h.url)) perGroup[h.group] = (perGroup[h.group] ?? 1) - 1;
-        else kept.push(h);
-      }
-      hits = kept;
-    } else if (a.type === 'pin') {
+    else if (a.type === 'pin') {
+      // In the mapping's order before the rest; a pinned page that does not match the query is
+      // added (and counted) when the request's groups and filters admit it.
       const pinned: Hit[] = [];
       for (const url of a.urls) {
+        if (hidden.has(url) || pinned.some((x) => x.url === url)) continue;
         const existing = hits.find((h) => h.url === url);
         if (existing) {
           hits = hits.filter((h) => h !== existing);
           pinned.push(existing);
           continue;
         }
-        const live = findLive(snap, url);
-        if (live && !pinned.some((x) => x.url === url)) {
+        const live = findLive(snap, url, admits);
+        if (live) {
           pinned.push(live);
           perGroup[live.group] = (perGroup[live.group] ?? 0) + 1;
         }
       }
       hits = [...pinned, ...hits];
     } else if (a.type === 'custom') {
-      customs.push({ html: a.html, position: a.position, group: a.contentGroup ?? '_' });
+      // A custom result has no filter values: like a page without them, no filter admits it.
+      const group = groupName(a.contentGroup ?? '');
+      if (admits(group, null)) customs.push({ custom: true, html: a.html, position: a.position, group });
     }
   }
   for (const g of Object.keys(perGroup)) if (perGroup[g]! <= 0) delete perGroup[g];
+  const entries = customs.length ? placeCustoms(hits, customs, p.groupResults) : hits;
+  for (const c of customs) perGroup[c.group] = (perGroup[c.group] ?? 0) + 1;
+  const total = entries.length + unlisted;
 
   // With highlighting the answer is HTML: every text field is escaped (docs/API.md lists them).
   const html = p.highlightQueryTerms;
   const text = html ? escapeHtml : (s: string) => s;
-  const render = (h: Hit): SearchResult => {
-    const e = cardOf(h, p.includeContent);
+  const render = (x: Hit | Custom): SearchResult => {
+    if ('custom' in x) return { name: '', image: null, link: '', type: 'custom', dataPoints: [], html: x.html };
+    const e = cardOf(x, p.includeContent);
     const r: SearchResult = {
       name: html ? highlight(e.title, res.matched, e) : e.title,
       // Checked again here: pages stored before ingest checked image URLs.
@@ -272,12 +331,12 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   const suggests = groupRecord<SearchResult[]>();
   let totalPerGroup: Record<string, number>;
   if (!p.groupResults) {
-    suggests._ = hits.slice(p.offset, p.offset + p.limit).map(render);
+    suggests._ = entries.slice(p.offset, p.offset + p.limit).map(render);
     totalPerGroup = groupRecord();
-    if (hits.length + unlisted) totalPerGroup._ = hits.length + unlisted;
+    if (total) totalPerGroup._ = total;
   } else if (p.limitPerGroup) {
-    const byGroup = new Map<string, Hit[]>();
-    for (const h of hits) {
+    const byGroup = new Map<string, Array<Hit | Custom>>();
+    for (const h of entries) {
       let l = byGroup.get(h.group);
       if (!l) byGroup.set(h.group, (l = []));
       l.push(h);
@@ -288,21 +347,15 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     }
     totalPerGroup = perGroup;
   } else {
-    for (const h of hits.slice(p.offset, p.offset + p.limit)) (suggests[h.group] ??= []).push(render(h));
+    for (const h of entries.slice(p.offset, p.offset + p.limit)) (suggests[h.group] ??= []).push(render(h));
     totalPerGroup = perGroup;
-  }
-  for (const c of customs) {
-    const group = p.groupResults ? c.group : '_';
-    const list = (suggests[group] ??= []);
-    const at = Math.max(0, Math.min(list.length, c.position - 1 - (p.limitPerGroup ? p.offset : 0)));
-    list.splice(at, 0, { name: '', image: null, link: '', type: 'custom', dataPoints: [], html: c.html });
   }
 
   const out: SearchResponse = {
     status: 'success',
     query: text(p.query),
     suggests: html ? escapeKeys(suggests) : suggests,
-    totalResults: hits.length + unlisted,
+    totalResults: total,
     totalResultsPerContentGroup: html ? escapeKeys(totalPerGroup) : totalPerGroup,
     sortingOptions: sortOpts,
     sorting: p.sort ?? '',
