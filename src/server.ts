@@ -19,7 +19,8 @@ import { createApp, type AppOptions, answerClientErrors } from './http/index.js'
 import { createSearchExecutor, SearchService, SuggestService } from './search/index.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
-import { CrawlService, batchedPoolFetch } from './crawl/index.js';
+import { CrawlService } from './crawl/index.js';
+import { batchedPoolFetch } from './fetch/index.js';
 import { startGcJob, startMergeJob, startQueryLogRollup, startRecrawlJob, startSitemapImportJob } from '../jobs/index.js';
 
 export interface StartOptions {
@@ -189,7 +190,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       allowPrivate: cfg.crawlerAllowPrivate,
       settingsOf: (siteId) => projects.getSettings(siteId),
       indexOf: (siteId) => indexes.get(siteId),
-      // Pages go to the pool in batches, one per thread, fetched concurrently (src/crawl/pool-fetch.ts).
+      // Pages go to the pool in batches, one per thread, fetched concurrently (src/fetch/pool-fetch.ts).
       runFetch: batchedPoolFetch(pool, { threads: cfg.workers }),
       log,
     });

@@ -15,8 +15,8 @@ export const FLOORS: string[][] = [
   ['src/text'], // folding, tokenising, stemming, stop words, typo automata
   ['src/index'], // segments, manifest, commit chain, merges
   ['src/projects'], // project registry and settings
-  ['src/search', 'src/ingest', 'src/analytics'],
-  ['src/crawl'],
+  ['src/search', 'src/ingest', 'src/analytics', 'src/fetch'], // src/fetch: one page fetched and extracted (pool threads)
+  ['src/crawl'], // the crawler: queue, politeness, robots, sitemaps, schedules (main thread)
   ['src/services.ts'],
   ['src/http', 'jobs', 'workers'],
   ['src/server.ts'],

@@ -5,7 +5,7 @@
  *
  * Two payload forms:
  * - one page, {@link FetchExtractTask} → its {@link FetchExtractResult};
- * - a batch ({@link FetchExtractBatch}, sent by `src/crawl/pool-fetch.ts`): the pages are fetched
+ * - a batch ({@link FetchExtractBatch}, sent by `src/fetch/pool-fetch.ts`): the pages are fetched
  *   concurrently (a thread would otherwise idle while each request waits for the network) and
  *   each result is posted on `port` as a {@link BatchMessage} the moment it is extracted; the
  *   task resolves with the page count once all are posted. Without a port the results are
@@ -13,7 +13,7 @@
  *
  * Everything crossing the thread boundary is structured-clonable.
  */
-import { fetchAndExtract, type FetchExtractResult, type FetchExtractTask, type BatchMessage, type FetchExtractBatch } from '../src/crawl/index.js';
+import { fetchAndExtract, type FetchExtractResult, type FetchExtractTask, type BatchMessage, type FetchExtractBatch } from '../src/fetch/index.js';
 
 export type { FetchExtractResult, FetchExtractTask, FetchExtractBatch };
 

@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { pageDoc, htmlPage } from '../src/crawl/index.js';
+import { pageDoc, htmlPage } from '../src/fetch/index.js';
 import { mergeSegments, writeSegment, type SegmentEntry } from '../src/index/index.js';
 import type { PageDoc } from '../src/core/index.js';
 

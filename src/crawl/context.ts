@@ -14,8 +14,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ProjectIndex } from '../index/index.js';
 import type { Settings } from '../core/index.js';
-import type { Resolver } from './address-guard.js';
-import type { FetchExtractResult, FetchExtractTask } from './page.js';
+import type { Resolver, FetchExtractResult, FetchExtractTask } from '../fetch/index.js';
 import { CrawlQueue } from './queue.js';
 
 /** Minimal logger (the platform's Logger fits). */

@@ -14,7 +14,7 @@ import type { ProjectIndex } from '../index/index.js';
 import type { Settings } from '../core/index.js';
 import { baseSeqOf } from './indexing.js';
 import type { CrawlQueue, CrawlTask, TaskOrigin } from './queue.js';
-import { normalizeUrl } from './url.js';
+import { normalizeUrl } from '../fetch/index.js';
 
 // Per settings object (settings are replaced, never mutated, on a change): asked once per page.
 const allowedHostsCache = new WeakMap<Settings['crawler'], Set<string> | null>();

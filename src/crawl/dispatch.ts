@@ -14,7 +14,7 @@ import type { Settings } from '../core/index.js';
 import type { CrawlContext } from './context.js';
 import type { TaskRunner } from './fetching.js';
 import type { HostGate } from './politeness.js';
-import { hostOf } from './url.js';
+import { hostOf } from '../fetch/index.js';
 
 /** Hands ready tasks to the runner; see the module comment. */
 export class Dispatcher {

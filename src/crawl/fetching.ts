@@ -18,14 +18,13 @@ import type { WriteOp } from '../index/index.js';
 import type { DocSource, PageDoc, Settings } from '../core/index.js';
 import type { CrawlContext } from './context.js';
 import { allowedHostsOf, followLinks, hostAllowed, queueCanonical } from './discovery.js';
-import { appendFetched, pageDoc, statusDoc, type OutcomeWriter } from './indexing.js';
-import type { PageRules } from './extract/rules.js';
+import { appendFetched, statusDoc, type OutcomeWriter } from './indexing.js';
+import { pageDoc, type PageRules, hostOf, normalizeUrl } from '../fetch/index.js';
 import { firstMatch } from '../text/index.js';
 import type { HostGate } from './politeness.js';
 import type { RunProgress } from './progress.js';
 import type { CrawlQueue, CrawlTask } from './queue.js';
 import type { RobotsCache } from './robots.js';
-import { hostOf, normalizeUrl } from './url.js';
 
 /** The blacklist or whitelist verdict on a URL (801 / 802), or null when both let it through. */
 function urlRuleVerdict(s: Settings['crawler'], url: string): { status: number; message: string } | null {

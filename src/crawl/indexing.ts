@@ -14,7 +14,7 @@
 import type { ProjectIndex, WriteOp } from '../index/index.js';
 import type { DocSource, PageDoc } from '../core/index.js';
 import type { CrawlContext } from './context.js';
-import type { ExtractedPage } from './page.js';
+import type { ExtractedPage } from '../fetch/index.js';
 import type { CrawlQueue, CrawlTask } from './queue.js';
 
 /**
@@ -86,32 +86,6 @@ export function statusDoc(url: string, status: number, message: string, source: 
     status,
     message,
   };
-}
-
-/**
- * A crawled page as an index document under `url` (the normalised final URL).
- *
- * @example ops.push({ op: 'upsert', doc: pageDoc(result, finalUrl, 'crawler') });
- */
-export function pageDoc(page: ExtractedPage, url: string, source: DocSource): PageDoc {
-  const doc: PageDoc = {
-    url,
-    title: page.title,
-    content: page.content,
-    documentType: page.documentType,
-    contentGroup: page.contentGroup,
-    imageUrl: page.imageUrl,
-    dataPoints: page.dataPoints,
-    filters: page.filters,
-    boost: 1,
-    keywords: page.keywords,
-    language: page.language,
-    headings: page.headings,
-    source,
-    status: 200,
-  };
-  if (page.description) doc.description = page.description;
-  return doc;
 }
 
 /**

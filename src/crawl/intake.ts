@@ -14,13 +14,12 @@
  */
 import { AppError, badParam, type PageDoc } from '../core/index.js';
 import type { WriteOp } from '../index/index.js';
-import type { Resolver } from './address-guard.js';
+import { type Resolver, isHttpUrl, normalizeUrl } from '../fetch/index.js';
 import type { CrawlContext } from './context.js';
 import { enqueueRunPage } from './discovery.js';
 import { baseSeqOf, entryInfo } from './indexing.js';
 import { taskView, type RunProgress, type SitemapImportResult, type TaskView } from './progress.js';
 import { readSitemaps } from './sitemap.js';
-import { isHttpUrl, normalizeUrl } from './url.js';
 
 /** Queues the work the crawler is asked for. */
 export class TaskIntake {

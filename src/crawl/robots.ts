@@ -5,8 +5,7 @@
  * unreachable → everything disallowed for a short while (the site may be down).
  */
 import { createRequire } from 'node:module';
-import type { Resolver } from './address-guard.js';
-import { fetchGuarded } from './fetch.js';
+import { type Resolver, fetchGuarded } from '../fetch/index.js';
 
 /** The robots-parser object (its typings do not resolve under NodeNext, so declared here). */
 interface Robot {

@@ -18,7 +18,7 @@
  *   overwritten by that task.
  */
 import type { PageDoc } from '../core/index.js';
-import { systemResolver } from './address-guard.js';
+import { systemResolver } from '../fetch/index.js';
 import { ProjectQueues, silentLog, type CrawlContext, type CrawlServiceOptions } from './context.js';
 import { Dispatcher } from './dispatch.js';
 import { TaskRunner } from './fetching.js';

@@ -7,8 +7,7 @@
  * decides what changed. Failures come back in `errors`.
  */
 import Sitemapper from 'sitemapper';
-import { checkTarget, type Resolver } from './address-guard.js';
-import { normalizeUrl } from './url.js';
+import { checkTarget, type Resolver, normalizeUrl } from '../fetch/index.js';
 
 /** One URL of a sitemap. */
 export interface SitemapEntry {

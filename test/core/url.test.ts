@@ -1,12 +1,12 @@
 /**
  * The shared page URL identity (src/core/url.ts): one table of spellings → stored form. The JSON
- * documents route (src/ingest/validate.ts) and the crawler (src/crawl/url.ts) both use it, which
+ * documents route (src/ingest/validate.ts) and the crawler (src/fetch/url.ts) both use it, which
  * the last tests check directly.
  */
 import t from 'tap';
 import { normalizeUrl, normalizeUrlObject } from '../../src/core/url.js';
 import { canonicalPageUrl } from '../../src/ingest/index.js';
-import { resolveLink } from '../../src/crawl/index.js';
+import { resolveLink } from '../../src/fetch/index.js';
 
 const TABLE: Array<[string, string | null, string]> = [
   ['HTTP://Example.COM/a', 'http://example.com/a', 'scheme and host lower-cased'],

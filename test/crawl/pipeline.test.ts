@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WriteOp } from '../../src/index/index.js';
 import { CrawlService } from '../../src/crawl/service.js';
-import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js';
+import { fetchAndExtract, type FetchExtractTask } from '../../src/fetch/index.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
 import { startSiteServer } from './helpers/site-server.js';
 

@@ -6,7 +6,7 @@ import t from 'tap';
 import nock from 'nock';
 import { RobotsCache } from '../../src/crawl/robots.js';
 import { HostGate } from '../../src/crawl/politeness.js';
-import type { Resolver } from '../../src/crawl/address-guard.js';
+import type { Resolver } from '../../src/fetch/index.js';
 
 const dns: Resolver = async () => [{ address: '93.184.216.34', family: 4 }];
 t.before(() => nock.disableNetConnect());

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CrawlService, RUN_FLUSH_MIN_PART_DOCS, type CrawlServiceOptions } from '../../src/crawl/service.js';
-import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js';
+import { fetchAndExtract, type FetchExtractTask } from '../../src/fetch/index.js';
 import type { Settings, PageDoc } from '../../src/core/index.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
 import { startSiteServer, type SiteServer } from './helpers/site-server.js';

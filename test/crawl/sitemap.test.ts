@@ -10,8 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CrawlService } from '../../src/crawl/service.js';
-import type { ExtractedPage, FetchExtractTask } from '../../src/crawl/page.js';
-import type { Resolver } from '../../src/crawl/address-guard.js';
+import type { ExtractedPage, FetchExtractTask, Resolver } from '../../src/fetch/index.js';
 import { readSitemaps } from '../../src/crawl/sitemap.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
 

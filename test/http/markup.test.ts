@@ -12,7 +12,7 @@
  *   white space, and `link` an http(s) URL without them.
  */
 import t from 'tap';
-import { extractHtml } from '../../src/crawl/index.js';
+import { extractHtml } from '../../src/fetch/index.js';
 import { startTestServer } from '../helpers/server.js';
 
 /** mulberry32: a small seeded PRNG (the same documents and queries on every run). */

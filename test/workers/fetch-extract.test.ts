@@ -2,7 +2,7 @@
  * The pool task `fetch-extract` in a real Piscina worker thread (through the dispatcher), on a
  * 127.0.0.1 server: an HTML page and a PDF (document libraries load inside the worker), and the
  * private-address refusal when SITESIFT_CRAWLER_ALLOW_PRIVATE is off; a batch of pages fetched
- * concurrently in one thread with results streamed back (src/crawl/pool-fetch.ts).
+ * concurrently in one thread with results streamed back (src/fetch/pool-fetch.ts).
  */
 import t from 'tap';
 import http from 'node:http';
@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { createPool, runTask } from '../../src/core/index.js';
-import { type FetchExtractResult, type FetchExtractTask, batchedPoolFetch } from '../../src/crawl/index.js';
+import { type FetchExtractResult, type FetchExtractTask, batchedPoolFetch } from '../../src/fetch/index.js';
 
 const pdf = readFileSync(fileURLToPath(new URL('../fixtures/crawl/docs/doc.pdf', import.meta.url)));
 

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { createPool, runTask } from '../../src/core/index.js';
-import { extractHtml } from '../../src/crawl/index.js';
+import { extractHtml } from '../../src/fetch/index.js';
 import { fixturePage, runWarmUp, WARM_UP_PAGES, type WarmUpReport } from '../../workers/warm-up.js';
 
 type Answer = { threadId: number; startUp: WarmUpReport | null };

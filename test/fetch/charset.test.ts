@@ -1,6 +1,6 @@
-/** Charset decoding (src/crawl/charset.ts): the UTF-8 fast path decodes like TextDecoder. */
+/** Charset decoding (src/fetch/charset.ts): the UTF-8 fast path decodes like TextDecoder. */
 import t from 'tap';
-import { decodeText } from '../../src/crawl/charset.js';
+import { decodeText } from '../../src/fetch/charset.js';
 
 t.test('declared UTF-8, valid and invalid bytes, decodes as TextDecoder does', async (t) => {
   const samples = [

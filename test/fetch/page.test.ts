@@ -8,8 +8,8 @@ import nock from 'nock';
 import zlib from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { fetchAndExtract, type FetchExtractTask } from '../../src/crawl/page.js';
-import type { Resolver } from '../../src/crawl/address-guard.js';
+import { fetchAndExtract, type FetchExtractTask } from '../../src/fetch/page.js';
+import type { Resolver } from '../../src/fetch/address-guard.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/crawl/docs/', import.meta.url));
 const publicDns: Resolver = async (host) =>

@@ -4,7 +4,7 @@
  *
  * Input and output are plain structured-clonable objects (they cross the worker boundary).
  */
-import type { DocumentType } from '../core/index.js';
+import type { DocSource, DocumentType, PageDoc } from '../core/index.js';
 import { cachingResolver, systemResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument, type FileKind } from './extract/documents.js';
@@ -151,4 +151,30 @@ export async function fetchAndExtract(task: FetchExtractTask, resolver: Resolver
   // A video entry may consist of its title alone.
   if (!page.content.trim() && !(page.documentType === 'YOUTUBE_VIDEO' && page.title)) return { ...page, status: 809, message: 'No text after extraction' };
   return page;
+}
+
+/**
+ * A crawled page as an index document under `url` (the normalised final URL).
+ *
+ * @example ops.push({ op: 'upsert', doc: pageDoc(result, finalUrl, 'crawler') });
+ */
+export function pageDoc(page: ExtractedPage, url: string, source: DocSource): PageDoc {
+  const doc: PageDoc = {
+    url,
+    title: page.title,
+    content: page.content,
+    documentType: page.documentType,
+    contentGroup: page.contentGroup,
+    imageUrl: page.imageUrl,
+    dataPoints: page.dataPoints,
+    filters: page.filters,
+    boost: 1,
+    keywords: page.keywords,
+    language: page.language,
+    headings: page.headings,
+    source,
+    status: 200,
+  };
+  if (page.description) doc.description = page.description;
+  return doc;
 }

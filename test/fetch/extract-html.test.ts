@@ -1,8 +1,8 @@
 /** Pure helpers of the HTML extractor: section numbers, X-Robots-Tag, Link header, language, data point types. */
 import t from 'tap';
-import { canonicalFromLinkHeader, extractHtml, languageCode, parseXRobotsTag, stripSectionNumber } from '../../src/crawl/extract/html.js';
-import { coerceDataPoint } from '../../src/crawl/extract/rules.js';
-import { linesOf } from '../../src/crawl/extract/whitespace.js';
+import { canonicalFromLinkHeader, extractHtml, languageCode, parseXRobotsTag, stripSectionNumber } from '../../src/fetch/extract/html.js';
+import { coerceDataPoint } from '../../src/fetch/extract/rules.js';
+import { linesOf } from '../../src/fetch/extract/whitespace.js';
 
 t.test('stripSectionNumber', async (t) => {
   const cases: Array<[string, string]> = [

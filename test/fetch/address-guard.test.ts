@@ -1,8 +1,8 @@
 import t from 'tap';
 import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
-import { cachingResolver, checkTarget, isPrivateAddress, pinnedLookup, type Resolver } from '../../src/crawl/address-guard.js';
-import { fetchGuarded } from '../../src/crawl/fetch.js';
+import { cachingResolver, checkTarget, isPrivateAddress, pinnedLookup, type Resolver } from '../../src/fetch/address-guard.js';
+import { fetchGuarded } from '../../src/fetch/fetch.js';
 
 // Every form the guard must refuse, with the range it falls in.
 const NOT_PUBLIC: Array<[string, string]> = [

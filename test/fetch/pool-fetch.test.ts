@@ -1,13 +1,13 @@
 /**
- * Batched pool fetches (src/crawl/pool-fetch.ts) against a fake pool the test drives by hand:
+ * Batched pool fetches (src/fetch/pool-fetch.ts) against a fake pool the test drives by hand:
  * pages handed out together become one batch per thread, at most `threads` batches are in
  * flight, results stream back per page, and a failed pool task rejects only the pages still
  * unanswered. (A real worker thread: test/workers/fetch-extract.test.ts.)
  */
 import t from 'tap';
 import type { MessagePort } from 'node:worker_threads';
-import { batchedPoolFetch, type BatchMessage, type FetchPool } from '../../src/crawl/pool-fetch.js';
-import type { FetchExtractResult, FetchExtractTask } from '../../src/crawl/page.js';
+import { batchedPoolFetch, type BatchMessage, type FetchPool } from '../../src/fetch/pool-fetch.js';
+import type { FetchExtractResult, FetchExtractTask } from '../../src/fetch/page.js';
 
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 

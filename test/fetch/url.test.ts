@@ -1,5 +1,5 @@
 import t from 'tap';
-import { normalizeUrl, resolveLink, hostOf } from '../../src/crawl/url.js';
+import { normalizeUrl, resolveLink, hostOf } from '../../src/fetch/url.js';
 
 t.test('normalizeUrl', async (t) => {
   t.equal(normalizeUrl('HTTP://Example.COM:80/a/./b/../c#frag'), 'http://example.com/a/c');
