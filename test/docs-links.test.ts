@@ -12,7 +12,7 @@ import { replaceSectionText, sectionMarkers } from '../bench/lib/report.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOCS = ['README.md', 'bench/README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const BENCHMARKS = ['ingest', 'search', 'suggest', 'crawl', 'relevance'];
+const BENCHMARKS = ['ingest', 'search', 'suggest', 'crawl', 'relevance', 'widget'];
 
 /** Repository paths named in backticks or links: `src/…`, `workers/…`, `jobs/…`, `test/…`, `bench/…`. */
 function namedPaths(text: string): string[] {
