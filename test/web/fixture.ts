@@ -13,10 +13,12 @@ export interface Doc {
   group: string;
   color?: string;
   price?: number;
+  /** Path of the result image on the host-page server. */
+  image?: string;
 }
 
 export const DOCS: Doc[] = [
-  { path: '/recipes/apple-tart', title: 'Apple tart', content: 'A crisp apple tart with butter pastry and red apples.', group: 'Recipes', color: 'red', price: 12 },
+  { path: '/recipes/apple-tart', title: 'Apple tart', content: 'A crisp apple tart with butter pastry and red apples.', group: 'Recipes', color: 'red', price: 12, image: '/img/tart.svg' },
   { path: '/recipes/apple-pie', title: 'Apple pie', content: 'Classic apple pie with green apples and cinnamon.', group: 'Recipes', color: 'green', price: 8 },
   { path: '/recipes/apple-crumble', title: 'Apple crumble', content: 'Apple crumble with oats, red apples and brown sugar.', group: 'Recipes', color: 'red', price: 5 },
   { path: '/recipes/apple-sauce', title: 'Apple sauce', content: 'Smooth apple sauce from yellow apples.', group: 'Recipes', color: 'yellow', price: 3 },
@@ -27,6 +29,9 @@ export const DOCS: Doc[] = [
   { path: '/blog/pear-season', title: 'Pear season', content: 'Pears are ripe in September.', group: 'Blog' },
   { path: '/about', title: 'About our apple orchard', content: 'A family orchard growing apples and pears since 1950.', group: '' },
 ];
+
+/** The image of the tart (serve it at `/img/tart.svg` of the host-page server). */
+export const TART_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="80" height="80"><circle cx="40" cy="40" r="36" fill="#c0392b"/></svg>';
 
 /** Defines the filters and the data point, then indexes {@link DOCS} (searchable on return). */
 export async function seedShop(srv: TestServer, origin: string, site = 'default', token = srv.token): Promise<void> {
@@ -48,7 +53,7 @@ export async function seedShop(srv: TestServer, origin: string, site = 'default'
     content: d.content,
     appendPageContent: false,
     contentGroup: d.group,
-    imageUrl: '',
+    imageUrl: d.image ? origin + d.image : '',
     dataPoints: d.price === undefined ? [] : [{ key: 'price', value: String(d.price), show: true }],
     filters: [...(d.color ? [{ key: 'fid#1', value: [d.color] }] : []), ...(d.price === undefined ? [] : [{ key: 'fid#2', value: d.price }])],
   }));

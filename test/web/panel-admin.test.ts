@@ -151,6 +151,68 @@ t.test('sign in, projects, keys, settings with field errors', async (t) => {
   await page.getByText(/^Saved/).waitFor();
   t.same(srv.services.projects.getSettings('default').search.synonyms, [{ terms: ['tv', 'television'] }]);
 
+  // The other row editors: each API message at the row field it names, then a clean save.
+  const rowCase = async (link: string, add: string, fill: () => Promise<void>, path: string, message: RegExp, fix: () => Promise<void>) => {
+    await page.getByRole('link', { name: link, exact: true }).click();
+    await page.getByRole('button', { name: add }).click();
+    await fill();
+    await page.getByRole('button', { name: 'Save' }).click();
+    const err = page.locator(`[data-field="${path}"] .field-error`);
+    await err.waitFor();
+    t.match(await err.textContent(), message, `${link}: the message at ${path}`);
+    await fix();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/^Saved/).waitFor();
+  };
+  await rowCase(
+    'Content extraction',
+    'Add rule',
+    () => page.getByLabel('Content group (empty: all pages)').fill('g'.repeat(201)),
+    'contentExtraction[0].contentGroup',
+    /at most 200/,
+    async () => {
+      await page.getByLabel('Content group (empty: all pages)').fill('Blog');
+      await page.getByLabel('Title selector').fill('h1.title');
+    },
+  );
+  t.same(srv.services.projects.getSettings('default').contentExtraction, [{ contentGroup: 'Blog', title: 'h1.title' }]);
+  await rowCase(
+    'Result groups',
+    'Add group',
+    () => page.getByLabel('Name').fill('_'),
+    'resultGroups[0].name',
+    /reserved/,
+    async () => {
+      await page.getByLabel('Name').fill('Blog');
+      await page.getByLabel('URL pattern').fill('/blog/');
+    },
+  );
+  t.same(srv.services.projects.getSettings('default').resultGroups, [{ name: 'Blog', urlPattern: '/blog/' }]);
+  await rowCase(
+    'Filters',
+    'Add filter',
+    () => page.getByLabel('Filter ID').fill('colour'),
+    'filters[0].id',
+    /fid#/,
+    async () => {
+      await page.getByLabel('Filter ID').fill('fid#1');
+      await page.getByLabel('Name', { exact: true }).fill('Colour');
+    },
+  );
+  t.same(srv.services.projects.getSettings('default').filters, [{ id: 'fid#1', name: 'Colour', type: 'multiple' }]);
+  await rowCase(
+    'Result mappings',
+    'Add mapping',
+    async () => {
+      await page.getByLabel('Query text').fill('shipping');
+      await page.getByLabel('Page URLs').fill('not a url');
+    },
+    'search.resultMappings[0].action.urls',
+    /^Line 1: must be an absolute http\(s\) URL/,
+    () => page.getByLabel('Page URLs').fill('https://shop.example/shipping'),
+  );
+  t.same(srv.services.projects.getSettings('default').search.resultMappings, [{ trigger: { type: 'equals', value: 'shipping' }, action: { type: 'pin', urls: ['https://shop.example/shipping'] } }]);
+
   // The key only ever travelled in the Authorization header.
   const apiCalls = requests.filter((r) => new URL(r.url).pathname.startsWith('/admin') || new URL(r.url).pathname.startsWith('/sites'));
   t.ok(apiCalls.length > 10, `${apiCalls.length} API calls`);

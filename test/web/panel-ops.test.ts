@@ -31,6 +31,10 @@ t.test('crawl progress, content table, analytics, preview', async (t) => {
     },
     t,
   );
+  crawlSite.pages.set('/sitemap.xml', {
+    type: 'application/xml',
+    body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${crawlSite.url}/harvest</loc></url><url><loc>${crawlSite.url}/visit</loc></url></urlset>`,
+  });
   // Each page answers after 700 ms: the crawl (three levels deep) takes seconds, long enough
   // for the panel's once-a-second progress to show it running.
   for (const entry of crawlSite.pages.values()) entry.delayMs = 700;
@@ -65,6 +69,7 @@ t.test('crawl progress, content table, analytics, preview', async (t) => {
   t.test('crawler rules, then a crawl watched to the end', async (t) => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('Start URLs').fill(crawlSite.url + '/');
+    await page.getByLabel('Sitemap URLs').fill(crawlSite.url + '/sitemap.xml');
     await page.getByLabel('Blacklist (never fetch)').fill('/private/');
     await page.getByLabel('Delay between requests (ms)').fill('0');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -105,6 +110,22 @@ t.test('crawl progress, content table, analytics, preview', async (t) => {
     await page.getByLabel('State', { exact: true }).selectOption('failed');
     await waitFor(async () => (await page.locator('table.tasks tbody').textContent())?.includes('No tasks in state failed') ?? false, 'state filter');
     t.pass('the task list filters by state');
+    // A sitemap import and a URL push show up the same way.
+    await page.getByLabel('State', { exact: true }).selectOption('');
+    await page.getByRole('button', { name: 'Import sitemaps' }).click();
+    await page.getByText(/The sitemap import started \(task t_[0-9a-f]+\): 2 URLs in the sitemaps/).waitFor();
+    await waitFor(async () => /Sitemap import/.test((await run.textContent()) ?? '') && (await run.getAttribute('data-run-state')) === 'done', 'the sitemap import done', 60_000);
+    t.pass('the sitemap import is the latest run, done');
+    await page.getByLabel('Fetch one URL').fill(crawlSite.url + '/trees');
+    await page.getByRole('button', { name: 'Push URL' }).click();
+    await page.getByText(/The URL was queued/).waitFor();
+    const pushRow = page.locator('table.tasks tbody tr', { hasText: 'URL push' });
+    await waitFor(async () => /done/.test((await pushRow.first().textContent()) ?? ''), 'the pushed URL done', 60_000);
+    t.match(await pushRow.first().textContent(), new RegExp(`${crawlSite.url}/trees.*done.*200`), 'the push in the task list with its index status');
+    await page.getByLabel('Fetch one URL').fill('ftp://nope');
+    await page.getByRole('button', { name: 'Push URL' }).click();
+    await page.locator('[data-field="url"] .field-error').waitFor();
+    t.pass('a bad URL is refused at the field');
     // The index status tiles follow.
     await page.reload();
     await waitFor(async () => Number(((await page.locator('.tile-n').first().textContent()) ?? '0').replace(/\D/g, '')) >= 45, 'pages tile');

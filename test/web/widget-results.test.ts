@@ -8,7 +8,7 @@
 import t from 'tap';
 import { hostPage, launchBrowser, startPages, waitFor } from '../helpers/browser.js';
 import { api, startTestServer } from '../helpers/server.js';
-import { seedShop } from './fixture.js';
+import { seedShop, TART_SVG } from './fixture.js';
 
 const CLIENT_FILTERS = [
   { key: 'fid#1', name: 'Colour', values: [{ name: 'Red', value: 'red' }, { name: 'Green', value: 'green' }, { name: 'Yellow', value: 'yellow' }] },
@@ -20,6 +20,7 @@ t.test('results layer: custom results, filters, sorting, paging, tabs, no result
   const host = await startPages({}, t);
   const options = JSON.stringify({ results: { limit: 3, filters: CLIENT_FILTERS } }).replace(/"/g, '&quot;');
   host.pages.set('/', { body: hostPage(srv.url, 'default', { attrs: `data-options="${options}"` }) });
+  host.pages.set('/img/tart.svg', { type: 'image/svg+xml', body: TART_SVG });
   for (const p of ['/recipes/apple-pie', '/contact', '/promo']) host.pages.set(p, { body: `<!doctype html><title>${p}</title><h1>${p}</h1>` });
   await seedShop(srv, host.url);
   const mappings = await api(srv.url, '/admin/projects/default/settings', {
@@ -93,6 +94,9 @@ t.test('results layer: custom results, filters, sorting, paging, tabs, no result
   await page.getByRole('combobox', { name: 'Sort by' }).selectOption({ label: 'price (descending)' });
   await waitFor(async () => (await titles())[0] === 'Apple cake', 'sorted');
   t.same(await titles(), ['Apple cake', 'Apple tart', 'Apple pie'], 'sorted by price, descending');
+  const image = page.locator('.ss-result img.ss-image');
+  await waitFor(async () => (await image.count()) === 1 && (await image.evaluate((i) => (i as HTMLImageElement).naturalWidth)) > 0, 'the result image loaded');
+  t.equal(await image.getAttribute('src'), host.url + '/img/tart.svg', "a result's image is shown");
 
   // More results: the next pages are appended until all are shown.
   const more = page.getByRole('button', { name: 'More results' });

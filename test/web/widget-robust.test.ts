@@ -52,8 +52,9 @@ t.test('stale answers, hostile CSS, text safety, theming, phone, axe, demo page'
       title: 'Zanzibar <img src=x onerror="window.__xss=1"> & <b>spice</b>',
       content: 'Zanzibar cloves <script>window.__xss=2</script> &amp; nutmeg',
       appendPageContent: false,
-      contentGroup: '',
+      contentGroup: 'Tips & <Tricks>',
       imageUrl: '',
+      dataPoints: [{ key: 'note', value: '5 < 6 & "x"', show: true }],
     },
   });
   t.equal(xss.status, 200, xss.text);
@@ -84,8 +85,12 @@ t.test('stale answers, hostile CSS, text safety, theming, phone, axe, demo page'
     await input.waitFor();
     const sawStale = await watchFor(page, 'STALE');
     const asked: string[] = [];
+    const aborted: string[] = [];
     page.on('request', (r) => {
       if (r.url().startsWith(srv.url + '/sites')) asked.push(new URL(r.url()).searchParams.get('query') ?? '');
+    });
+    page.on('requestfailed', (r) => {
+      if (r.url().startsWith(srv.url + '/sites') && /ABORTED/i.test(r.failure()?.errorText ?? '')) aborted.push(new URL(r.url()).searchParams.get('query') ?? '');
     });
 
     await input.pressSequentially('ap');
@@ -95,6 +100,7 @@ t.test('stale answers, hostile CSS, text safety, theming, phone, axe, demo page'
     await sleep(2000); // the held answer is delivered meanwhile
     t.notOk(await sawStale(), 'the late suggest answer was never shown');
     t.ok(await page.getByRole('option', { name: /Apple pie/ }).count(), 'the newer suggestions stay');
+    t.ok(aborted.includes('ap'), 'the superseded suggest request was cancelled');
 
     await input.fill('apple');
     await input.press('Enter');
@@ -124,11 +130,13 @@ t.test('stale answers, hostile CSS, text safety, theming, phone, axe, demo page'
     await input.pressSequentially('zanzi');
     await waitFor(async () => (await page.getByRole('option').count()) > 0, 'suggestions on the hostile page');
     t.ok(await page.getByRole('listbox').isVisible(), 'the listbox shows');
+    t.equal(await page.locator('.ss-group-label').first().textContent(), 'Tips & <Tricks>', 'an escaped group name is shown as its text');
     await input.press('Enter');
     const title = page.locator('.ss-title').first();
     await title.waitFor();
     t.equal(await title.textContent(), 'Zanzibar <img src=x onerror="window.__xss=1"> & <b>spice</b>', 'the title is shown as text');
     t.equal(await page.locator('.ss-results img, .ss-results b, .ss-results script').count(), 0, 'no markup from page text');
+    t.equal(await page.locator('.ss-dp dd').first().textContent(), '5 < 6 & "x"', 'a data point is shown as its text');
     t.match(await page.locator('.ss-snippet').first().textContent(), /<script>window\.__xss=2<\/script>/);
     t.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined, 'nothing ran');
     t.equal(await page.locator('.ss-title mark').first().textContent(), 'Zanzibar', 'the only markup is <mark>');

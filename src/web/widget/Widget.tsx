@@ -6,7 +6,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Client, Latest, shownFilters, type Selection, type ShownFilter } from './client';
-import { Marked, OwnerHtml } from './text';
+import { decodeEntities, Marked, OwnerHtml } from './text';
 import type { MountOptions, Result, SearchAnswer, SelectDetail, SuggestAnswer, Texts } from './types';
 
 export const DEFAULT_TEXTS: Texts = {
@@ -83,6 +83,13 @@ export interface WidgetProps {
 function groupLabel(name: string, texts: Texts, labels: Record<string, string> | undefined): string {
   if (labels?.[name]) return labels[name]!;
   return name === '_' ? texts.other : name;
+}
+
+/** Group counts with the group names decoded (a highlighted answer escapes them). */
+function decodedKeys(counts: Record<string, number> | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(counts ?? {})) out[decodeEntities(k)] = v;
+  return out;
 }
 
 function clampInt(v: number | undefined, min: number, max: number, dflt: number): number {
@@ -195,7 +202,8 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
   function showSuggestions(q: string, answer: SuggestAnswer): void {
     const groups: SuggestView['groups'] = [];
     const options: Option[] = [];
-    const qs = (answer.querySuggestions ?? []).filter((s) => s.query.trim().toLowerCase() !== q.trim().toLowerCase());
+    // A highlighted answer is HTML: query suggestions, group names and data points come escaped.
+    const qs = (answer.querySuggestions ?? []).map((s) => ({ query: decodeEntities(s.query) })).filter((s) => s.query.trim().toLowerCase() !== q.trim().toLowerCase());
     if (qs.length) {
       const g = { id: `${uid}-g-q`, label: texts.querySuggestions, options: [] as Option[] };
       for (const s of qs) {
@@ -208,7 +216,7 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
     let position = 0;
     for (const [name, results] of Object.entries(answer.suggests ?? {})) {
       if (!results.length) continue;
-      const g = { id: `${uid}-g-${groups.length}`, label: groupLabel(name, texts, opts.results?.labels), options: [] as Option[] };
+      const g = { id: `${uid}-g-${groups.length}`, label: groupLabel(decodeEntities(name), texts, opts.results?.labels), options: [] as Option[] };
       for (const r of results) {
         const o: Option = { kind: 'result', id: optionId(options.length), result: r, position: ++position };
         options.push(o);
@@ -296,7 +304,7 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
               { query: state.query, offset: 0, limit: 1, group: null, selection: state.selection, sort: '', sortOrder: 'ASC', log: false, filterOptions: false },
               signal,
             ),
-          (answer) => setRes((cur) => (cur ? { ...cur, counts: answer.totalResultsPerContentGroup, allTotal: answer.totalResults } : cur)),
+          (answer) => setRes((cur) => (cur ? { ...cur, counts: decodedKeys(answer.totalResultsPerContentGroup), allTotal: answer.totalResults } : cur)),
           () => {},
         );
       }
@@ -306,7 +314,8 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
   function mergeAnswer(cur: ResultsView, state: ResultsState, a: SearchAnswer, append: boolean): ResultsView {
     const groups = append ? cur.groups.map((g) => ({ name: g.name, results: g.results.slice() })) : [];
     let loaded = append ? cur.loaded : 0;
-    for (const [name, results] of Object.entries(a.suggests ?? {})) {
+    for (const [escaped, results] of Object.entries(a.suggests ?? {})) {
+      const name = decodeEntities(escaped);
       let g = groups.find((x) => x.name === name);
       if (!g) {
         g = { name, results: [] };
@@ -326,7 +335,7 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
       view.sortingOptions = a.sortingOptions ?? [];
       view.filters = shownFilters(a.filterOptions, opts.results?.filters);
       if (state.group === null) {
-        view.counts = a.totalResultsPerContentGroup ?? {};
+        view.counts = decodedKeys(a.totalResultsPerContentGroup);
         view.allTotal = a.totalResults;
       }
     }
@@ -343,7 +352,7 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
       altReq.run(
         (signal) => client.suggest(tries[i]!, 1, Math.max(maxQs, 3), signal),
         (answer) => {
-          const found = (answer.querySuggestions ?? []).map((s) => s.query).filter((s) => s.toLowerCase() !== q.trim().toLowerCase());
+          const found = (answer.querySuggestions ?? []).map((s) => decodeEntities(s.query)).filter((s) => s.toLowerCase() !== q.trim().toLowerCase());
           if (found.length) setRes((cur) => (cur && cur.query === q ? { ...cur, alternatives: found } : cur));
           else attempt(i + 1);
         },
@@ -819,8 +828,8 @@ function ResultsLayer(p: LayerProps) {
                           <dl class="ss-dp">
                             {shown.map((d) => (
                               <div key={d.key}>
-                                <dt>{d.key}</dt>
-                                <dd>{d.value}</dd>
+                                <dt>{decodeEntities(d.key)}</dt>
+                                <dd>{decodeEntities(d.value)}</dd>
                               </div>
                             ))}
                           </dl>

@@ -2,6 +2,7 @@
  * The widget's only ways to the server: the public routes `GET /sites/suggest`, `GET /sites`
  * and `POST /sites/queries/log`. No credentials, no cookies.
  */
+import { decodeEntities } from './text';
 import type { ClientFilter, SearchAnswer, ServerFilter, SuggestAnswer } from './types';
 
 /** Selected filter values: a multiple-choice filter's values, or a range's bounds. */
@@ -64,15 +65,16 @@ export type ShownFilter =
 /**
  * The filters to show. With the owner's `results.filters` those, in that order, with names
  * and values from it and counts from the server (`null` when the server did not count the
- * value); otherwise every filter the server returned.
+ * value); otherwise every filter the server returned (its display names come HTML-escaped in a
+ * highlighted answer and are decoded; values are identifiers and stay as sent).
  */
 export function shownFilters(server: ServerFilter[] | undefined, config: ClientFilter[] | undefined): ShownFilter[] {
   const byKey = new Map((server ?? []).map((f) => [f.key, f]));
   if (!config) {
     return (server ?? []).map((f) =>
       f.type === 'range'
-        ? { kind: 'range' as const, key: f.key, name: f.name, min: f.min, max: f.max }
-        : { kind: 'multiple' as const, key: f.key, name: f.name, values: f.values.map((v) => ({ name: v.name, value: v.value, count: v.count })) },
+        ? { kind: 'range' as const, key: f.key, name: decodeEntities(f.name), min: f.min, max: f.max }
+        : { kind: 'multiple' as const, key: f.key, name: decodeEntities(f.name), values: f.values.map((v) => ({ name: decodeEntities(v.name), value: v.value, count: v.count })) },
     );
   }
   return config.map((c) => {

@@ -6,9 +6,9 @@
  * URL) with the project's field weights.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ResultMapping, Settings } from '../../../types';
+import type { ResultMapping, Settings } from '../../../core/types';
 import { mount } from '../../widget/mount';
-import { markedParts } from '../../widget/text';
+import { decodeEntities, markedParts } from '../../widget/text';
 import type { Result, SearchAnswer } from '../../widget/types';
 import type { Api } from '../api';
 import { Notice, useLoad } from '../ui';
@@ -121,7 +121,7 @@ export function PreviewPage({ api }: { api: Api }) {
       {answer && settings.data && (
         <>
           <p class="hint">
-            “{answer.query}”: {answer.totalResults} results. Results are ranked by BM25 relevance over the whole index with the field weights below (a page's boost multiplies its score;
+            “{decodeEntities(answer.query)}”: {answer.totalResults} results. Results are ranked by BM25 relevance over the whole index with the field weights below (a page's boost multiplies its score;
             exact words rank above typo matches; ties break on the URL), after result mappings.
           </p>
           {answer.redirect && <Notice kind="info">A result mapping redirects this query to {answer.redirect}.</Notice>}
@@ -131,7 +131,7 @@ export function PreviewPage({ api }: { api: Api }) {
                 <span class="why-title">{r.type === 'custom' ? 'Custom result' : markedParts(r.name).map((p) => p.text).join('') || r.link}</span>
                 {r.type !== 'custom' && <span class="url">{r.link}</span>}
                 <ul>
-                  {reasons(r, answer.query, settings.data!).map((x, j) => (
+                  {reasons(r, decodeEntities(answer.query), settings.data!).map((x, j) => (
                     <li key={j}>{x.text}</li>
                   ))}
                 </ul>
