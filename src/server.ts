@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/index.js';
-import { type Config, createLogger, SERVER_LOG_BUFFER_MS, type Logger, createPool } from './core/index.js';
+import { type Config, createLogger, SERVER_LOG_BUFFER_MS, type Logger, createPool, runTask } from './core/index.js';
 import { createApp, type AppOptions, answerClientErrors } from './http/index.js';
 import { createSearchExecutor, SearchService, SuggestService } from './search/index.js';
 import { ProjectRegistry } from './projects/index.js';
@@ -192,6 +192,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       indexOf: (siteId) => indexes.get(siteId),
       // Pages go to the pool in batches, one per thread, fetched concurrently (src/fetch/pool-fetch.ts).
       runFetch: batchedPoolFetch(pool, { threads: cfg.workers }),
+      // Each sitemap file is fetched and parsed in the pool (workers/read-sitemap.ts).
+      runSitemap: (task) => runTask(pool, 'read-sitemap', { ...task }),
       log,
     });
     cleanups.push(() => crawl.stop());

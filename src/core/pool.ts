@@ -17,7 +17,7 @@ import { Piscina } from 'piscina';
  * and list its name here. Declared here, below the workers, so callers of {@link runTask} name a
  * task without importing the worker side.
  */
-export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'warm-up'] as const;
+export const TASKS = ['ping', 'build-segment', 'merge-segments', 'fetch-extract', 'read-sitemap', 'warm-up'] as const;
 /** The name of a pool task (one of {@link TASKS}). */
 export type TaskName = (typeof TASKS)[number];
 

@@ -14,8 +14,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ProjectIndex } from '../index/index.js';
 import type { Settings } from '../core/index.js';
-import type { Resolver, FetchExtractResult, FetchExtractTask } from '../fetch/index.js';
+import type { Resolver, FetchExtractResult, FetchExtractTask, SitemapFileResult, SitemapFileTask } from '../fetch/index.js';
 import { CrawlQueue } from './queue.js';
+import type { SitemapLimits } from './sitemap.js';
 
 /** Minimal logger (the platform's Logger fits). */
 export interface CrawlLog {
@@ -39,8 +40,18 @@ export interface CrawlServiceOptions {
   indexOf: (siteId: string) => Promise<ProjectIndex>;
   /** Runs one fetch-extract task: the pool in production, in-process in tests (nock). */
   runFetch: (task: FetchExtractTask) => Promise<FetchExtractResult>;
-  /** DNS for the address guard of robots.txt and sitemap fetches (the worker uses the system's). */
+  /**
+   * DNS for the address guard of the fetches made on this thread: robots.txt, and sitemaps
+   * without `runSitemap` (pool threads use the system's).
+   */
   resolver?: Resolver;
+  /**
+   * Fetches and parses one sitemap file: the pool task `read-sitemap` on a running server; by
+   * default in process through `resolver` (tests).
+   */
+  runSitemap?: (task: SitemapFileTask) => Promise<SitemapFileResult>;
+  /** Per-import limits of sitemap imports; unset fields keep `DEFAULT_SITEMAP_LIMITS`. */
+  sitemapLimits?: Partial<SitemapLimits>;
   /**
    * Fetches (pool tasks) in flight over all projects (default 16). Pages whose fetch is back and
    * that wait for their index commit do not count, up to 4× this many tasks in all.

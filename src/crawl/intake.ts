@@ -9,23 +9,24 @@
  * - A task id is committed to the queue before it is returned (a client may ask for it at once).
  * - One site crawl per project at a time: starting another returns the running one.
  * - A URL push already queued is returned instead of queued twice (appends always queue).
- * - Sitemap removals touch only pages the sitemap brought in, and only after a read without
- *   errors.
+ * - Sitemap removals touch only pages the sitemap brought in, and only after a whole read (no
+ *   errors, nothing cut by a limit, at least one URL).
  */
 import { AppError, badParam, type PageDoc } from '../core/index.js';
 import type { WriteOp } from '../index/index.js';
-import { type Resolver, isHttpUrl, normalizeUrl } from '../fetch/index.js';
+import { isHttpUrl, normalizeUrl, type SitemapFileResult, type SitemapFileTask } from '../fetch/index.js';
 import type { CrawlContext } from './context.js';
 import { enqueueRunPage } from './discovery.js';
 import { baseSeqOf, entryInfo } from './indexing.js';
 import { taskView, type RunProgress, type SitemapImportResult, type TaskView } from './progress.js';
-import { readSitemaps } from './sitemap.js';
+import { readSitemaps, type SitemapLimits } from './sitemap.js';
 
 /** Queues the work the crawler is asked for. */
 export class TaskIntake {
   constructor(
     private readonly ctx: CrawlContext,
-    private readonly resolver: Resolver,
+    private readonly readSitemapFile: (task: SitemapFileTask) => Promise<SitemapFileResult>,
+    private readonly sitemapLimits: SitemapLimits,
     private readonly progress: RunProgress,
     private readonly wake: () => void,
   ) {}
@@ -79,7 +80,9 @@ export class TaskIntake {
       userAgent: s.userAgent,
       timeoutMs: s.timeoutMs,
       allowPrivate: this.ctx.opts.allowPrivate,
-      resolver: this.resolver,
+      limits: this.sitemapLimits,
+      readFile: this.readSitemapFile,
+      clock: this.ctx.opts.clock,
     });
     const q = this.ctx.queues.of(siteId);
     const index = await this.ctx.opts.indexOf(siteId);
@@ -94,7 +97,10 @@ export class TaskIntake {
         if (enqueueRunPage(q, index, run, e.url, 0, 'sitemap', Number.MAX_SAFE_INTEGER)) queued++;
       }
     })();
-    const gone = q.saveSitemapUrls(run.id, read.entries, read.errors.length === 0);
+    // Only a whole read says which URLs left: not one with errors or cut by a limit, and not one
+    // that found no URL at all (an emptied or broken sitemap must not remove the site).
+    const complete = read.errors.length === 0 && read.cut.length === 0 && read.entries.length > 0;
+    const gone = q.saveSitemapUrls(run.id, read.entries, complete);
     let removed = 0;
     if (s.removeMissing && gone.length) {
       const ops: WriteOp[] = [];
@@ -110,13 +116,28 @@ export class TaskIntake {
       }
       removed = ops.length;
     }
-    const summary = `${read.entries.length} URLs read, ${queued} queued, ${removed} removed${read.errors.length ? `, ${read.errors.length} errors` : ''}`;
+    const summary =
+      `${read.entries.length} URLs read from ${read.sitemaps} sitemaps, ${queued} queued, ${removed} removed` +
+      (read.duplicates ? `, ${read.duplicates} duplicates` : '') +
+      (read.errors.length ? `, ${read.errors.length} errors` : '') +
+      (read.cut.length ? `; cut: ${read.cut.join('; ')}` : '');
     q.setRunState(run.id, 'running', summary);
     this.progress.settle(siteId, q, q.get(run.id));
     q.commit();
     this.wake();
-    this.ctx.log.info({ siteId, urls: read.entries.length, queued, removed, errors: read.errors.length }, 'sitemap import');
-    return { ...taskView(q.get(run.id)!), urls: read.entries.length, queued, removed, errors: read.errors };
+    const fields = { siteId, sitemaps: read.sitemaps, urls: read.entries.length, queued, removed, duplicates: read.duplicates, errors: read.errors.length };
+    if (read.cut.length) this.ctx.log.warn({ ...fields, cut: read.cut }, 'sitemap import cut by its limits');
+    else this.ctx.log.info(fields, 'sitemap import');
+    return {
+      ...taskView(q.get(run.id)!),
+      urls: read.entries.length,
+      queued,
+      removed,
+      sitemaps: read.sitemaps,
+      duplicates: read.duplicates,
+      errors: read.errors,
+      cut: read.cut,
+    };
   }
 
   /** See `CrawlService.cancel`. */

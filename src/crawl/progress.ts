@@ -37,7 +37,14 @@ export interface SitemapImportResult extends TaskView {
   queued: number;
   /** Pages removed because they left the sitemaps (`removeMissing`). */
   removed: number;
+  /** Sitemap files read (indexes included). */
+  sitemaps: number;
+  /** URLs listed more than once in the import (queued once). */
+  duplicates: number;
+  /** Files that could not be read: `<url>: <why>`. */
   errors: string[];
+  /** What the import's limits cut short (empty when everything was read); also in the run's `message`. */
+  cut: string[];
 }
 
 function iso(ms: number | null | undefined): string | undefined {

@@ -18,7 +18,7 @@
  *   overwritten by that task.
  */
 import type { PageDoc } from '../core/index.js';
-import { systemResolver } from '../fetch/index.js';
+import { readSitemapFile as readSitemapFileInProcess, systemResolver, type SitemapFileTask } from '../fetch/index.js';
 import { ProjectQueues, silentLog, type CrawlContext, type CrawlServiceOptions } from './context.js';
 import { Dispatcher } from './dispatch.js';
 import { TaskRunner } from './fetching.js';
@@ -27,6 +27,7 @@ import { TaskIntake } from './intake.js';
 import { HostGate } from './politeness.js';
 import { RunProgress, type SitemapImportResult, type TaskView } from './progress.js';
 import { RobotsCache } from './robots.js';
+import { DEFAULT_SITEMAP_LIMITS } from './sitemap.js';
 
 export type { CrawlLog, CrawlServiceOptions } from './context.js';
 export { allowedHostsOf } from './discovery.js';
@@ -67,7 +68,9 @@ export class CrawlService {
     this.writer = new OutcomeWriter(ctx);
     this.progress = new RunProgress(ctx, this.writer);
     this.dispatcher = new Dispatcher(ctx, gate, new TaskRunner(ctx, gate, robots, this.writer, this.progress));
-    this.intake = new TaskIntake(ctx, resolver, this.progress, () => this.dispatcher.wake());
+    const readSitemapFile = opts.runSitemap ?? ((task: SitemapFileTask) => readSitemapFileInProcess(task, resolver));
+    const sitemapLimits = { ...DEFAULT_SITEMAP_LIMITS, ...opts.sitemapLimits };
+    this.intake = new TaskIntake(ctx, readSitemapFile, sitemapLimits, this.progress, () => this.dispatcher.wake());
   }
 
   /** Opens the queues found on disk and resumes them (tasks that were running run again). */

@@ -1,67 +1,158 @@
 /**
- * Sitemap reading with sitemapper (main thread; sitemaps are small XML). Handles sitemap
- * indexes and `.gz` files (sitemapper gunzips by magic bytes and follows index entries).
+ * Sitemap import (main thread): walks the configured sitemaps and the indexes they list,
+ * breadth first, and collects their URLs with their lastmod. Each file is fetched and parsed by
+ * `readFile` — in a pool thread on a running server (workers/read-sitemap.ts), in process in
+ * tests — through the guarded fetch (src/fetch/sitemap-file.ts), so a child sitemap, a redirect and a
+ * host name are judged by the address guard like any page.
  *
- * sitemapper never throws and drops URLs without `lastmod` when its `lastmod` option is set, so
- * that option is not used: every URL comes back with its lastmod (or null) and the caller
- * decides what changed. Failures come back in `errors`.
+ * Bounded per import (see {@link SitemapLimits}): index depth, sitemap files, unique URLs,
+ * decompressed bytes per file, and time. A sitemap is read once per import however often it is
+ * listed (an index that lists itself ends at once), and a URL is kept once. What a limit cut is
+ * reported in `cut`.
  */
-import Sitemapper from 'sitemapper';
-import { checkTarget, type Resolver, normalizeUrl } from '../fetch/index.js';
+import { normalizeUrl, type SitemapEntry, type SitemapFileResult, type SitemapFileTask } from '../fetch/index.js';
 
-/** One URL of a sitemap. */
-export interface SitemapEntry {
-  url: string;
-  lastmod: string | null;
+export type { SitemapEntry };
+
+/** The per-import limits of a sitemap import (config: `SITESIFT_SITEMAP_*`). */
+export interface SitemapLimits {
+  /** Levels of sitemap indexes followed below a configured sitemap URL. */
+  maxDepth: number;
+  /** Sitemap files read per import (indexes included). */
+  maxSitemaps: number;
+  /** Unique URLs kept per import. */
+  maxUrls: number;
+  /** Decompressed bytes read per sitemap file. */
+  maxBytes: number;
+  /** Time for the whole import, ms. */
+  timeMs: number;
 }
 
+/**
+ * Defaults: the sitemaps protocol allows 50,000 URLs and 50 MB per file and indexes of
+ * sitemaps (not of indexes), so depth 2 leaves room for sites that nest one level further.
+ */
+export const DEFAULT_SITEMAP_LIMITS: Readonly<SitemapLimits> = Object.freeze({
+  maxDepth: 2,
+  maxSitemaps: 1000,
+  maxUrls: 200_000,
+  maxBytes: 50 * 1024 * 1024,
+  timeMs: 300_000,
+});
+
 export interface SitemapReadResult {
+  /** Unique URLs (by URL identity), in the order first read. */
   entries: SitemapEntry[];
+  /** Files that could not be read, one line each: `<url>: <why>`. */
   errors: string[];
+  /** What the limits cut short, one line each (empty when everything was read). */
+  cut: string[];
+  /** Sitemap files read (indexes included). */
+  sitemaps: number;
+  /** URLs listed more than once (kept once). */
+  duplicates: number;
 }
 
 export interface SitemapReadOptions {
   userAgent: string;
+  /** Per fetch. */
   timeoutMs: number;
   allowPrivate: boolean;
-  resolver: Resolver;
+  limits: SitemapLimits;
+  /** Fetches and parses one file (the pool task, or readSitemapFile in process). */
+  readFile: (task: SitemapFileTask) => Promise<SitemapFileResult>;
+  /** ms since the epoch (the import's time limit). */
+  clock: () => number;
 }
 
-/** Normalises a lastmod to an ISO string so equal instants compare equal; null when absent. */
-function normLastmod(v: unknown): string | null {
-  if (typeof v !== 'string' || !v.trim()) return null;
-  const t = Date.parse(v.trim());
-  return Number.isFinite(t) ? new Date(t).toISOString() : v.trim();
+/** Notes of one kind beyond this many are summed up in one line. */
+const MAX_NOTES = 20;
+
+function noteList(): { push(s: string): void; lines(): string[] } {
+  const lines: string[] = [];
+  let more = 0;
+  return {
+    push(s) {
+      if (lines.length < MAX_NOTES) lines.push(s);
+      else more++;
+    },
+    lines: () => (more ? [...lines, `… and ${more} more`] : lines),
+  };
 }
 
-/** Reads every sitemap (and the sitemaps their indexes list); de-duplicates by URL. */
+/**
+ * Reads every sitemap (and the sitemaps their indexes list) within `opts.limits`.
+ *
+ * @example
+ * const r = await readSitemaps(['https://docs.example.org/sitemap.xml'], { userAgent: 'sitesift',
+ *   timeoutMs: 10_000, allowPrivate: false, limits: DEFAULT_SITEMAP_LIMITS, readFile, clock: Date.now });
+ * queue(r.entries); if (r.cut.length) log.warn({ cut: r.cut }, 'sitemap import cut');
+ */
 export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Promise<SitemapReadResult> {
+  const { limits } = opts;
+  const deadline = opts.clock() + limits.timeMs;
   const byUrl = new Map<string, SitemapEntry>();
-  const errors: string[] = [];
-  for (const sitemapUrl of urls) {
-    const verdict = await checkTarget(sitemapUrl, opts.resolver, opts.allowPrivate);
-    if (!verdict.ok) {
-      errors.push(`${sitemapUrl}: ${verdict.message}`);
+  const errors = noteList();
+  const cut = noteList();
+  const listed = new Set<string>();
+  const todo: Array<{ url: string; depth: number }> = [];
+  let duplicates = 0;
+  let read = 0;
+  for (const raw of urls) {
+    const url = normalizeUrl(raw) ?? raw;
+    if (listed.has(url)) continue;
+    listed.add(url);
+    todo.push({ url, depth: 0 });
+  }
+
+  while (todo.length) {
+    const left = opts.clock() < deadline ? deadline - opts.clock() : 0;
+    if (left <= 0) {
+      cut.push(`time limit of ${limits.timeMs} ms reached: ${todo.length} sitemaps not read`);
+      break;
+    }
+    if (read >= limits.maxSitemaps) {
+      cut.push(`sitemap limit of ${limits.maxSitemaps} reached: ${todo.length} sitemaps not read`);
+      break;
+    }
+    if (byUrl.size >= limits.maxUrls) {
+      cut.push(`URL limit of ${limits.maxUrls} reached: ${todo.length} sitemaps not read`);
+      break;
+    }
+    const { url, depth } = todo.shift()!;
+    read++;
+    const r = await opts.readFile({
+      url,
+      userAgent: opts.userAgent,
+      timeoutMs: Math.max(1, Math.min(opts.timeoutMs, left)),
+      allowPrivate: opts.allowPrivate,
+      maxBytes: limits.maxBytes,
+      maxUrls: limits.maxUrls - byUrl.size,
+      maxSitemaps: Math.max(0, limits.maxSitemaps - read - todo.length),
+    });
+    for (const note of r.cut) cut.push(note);
+    duplicates += r.duplicates;
+    if (r.kind === 'failed') {
+      errors.push(`${url}: ${r.error ?? `status ${r.status}`}`);
       continue;
     }
-    const mapper = new Sitemapper({
-      url: sitemapUrl,
-      timeout: opts.timeoutMs,
-      requestHeaders: { 'user-agent': opts.userAgent },
-      fields: { loc: true, lastmod: true },
-      retries: 1,
-    });
-    const res = await mapper.fetch();
-    for (const e of res.errors) {
-      const err = e as { url?: string; type?: string; message?: string };
-      errors.push(`${err.url ?? sitemapUrl}: ${err.message ?? err.type ?? 'error'}`);
+    for (const e of r.entries) {
+      if (byUrl.has(e.url)) duplicates++;
+      else if (byUrl.size < limits.maxUrls) byUrl.set(e.url, e);
     }
-    for (const site of res.sites as Array<{ loc?: string; lastmod?: string } | string>) {
-      const loc = typeof site === 'string' ? site : site.loc;
-      const url = loc ? normalizeUrl(String(loc)) : null;
-      if (!url) continue;
-      byUrl.set(url, { url, lastmod: typeof site === 'string' ? null : normLastmod(site.lastmod) });
+    if (r.kind !== 'index' || !r.sitemaps.length) continue;
+    if (depth + 1 > limits.maxDepth) {
+      cut.push(`${url}: ${r.sitemaps.length} child sitemaps not read (index depth limit ${limits.maxDepth})`);
+      continue;
+    }
+    for (const child of r.sitemaps) {
+      if (listed.has(child)) {
+        cut.push(`${child}: listed again by ${url}, read once`);
+        continue;
+      }
+      listed.add(child);
+      todo.push({ url: child, depth: depth + 1 });
     }
   }
-  return { entries: [...byUrl.values()], errors };
+  return { entries: [...byUrl.values()], errors: errors.lines(), cut: cut.lines(), sitemaps: read, duplicates };
 }

@@ -38,6 +38,12 @@ export function cachingResolver(resolver: Resolver, ttlMs: number, clock: () => 
   };
 }
 
+/**
+ * The resolver of fetches in this thread (pool threads: pages, appended content, sitemaps): the
+ * system resolver behind a 30 s cache, since a crawl asks for the same host before every request.
+ */
+export const threadResolver: Resolver = cachingResolver(systemResolver, 30_000);
+
 /** Node's `lookup` option signature (net.connect / http.request). */
 export type LookupFunction = (
   hostname: string,

@@ -35,6 +35,12 @@ export interface FetchOptions {
   resolver: Resolver;
   /** Extra request headers (Accept etc.). */
   headers?: Record<string, string>;
+  /**
+   * Undo `Content-Encoding` here (default true). With false the body comes back as received,
+   * `maxBytes` capping the bytes received, for a caller that decompresses as a stream with a
+   * limit of its own (sitemaps, ./sitemap-file.ts).
+   */
+  decode?: boolean;
 }
 
 /** A fetch that produced an HTTP response (any status). */
@@ -227,12 +233,14 @@ export async function fetchGuarded(startUrl: string, opts: FetchOptions): Promis
       const resHeaders = headerMap(res);
       let body: Buffer;
       try {
+        const decode = opts.decode !== false;
         const declared = Number(resHeaders['content-length']);
-        if (Number.isFinite(declared) && declared > opts.maxBytes && !resHeaders['content-encoding']) {
+        if (Number.isFinite(declared) && declared > opts.maxBytes && (!decode || !resHeaders['content-encoding'])) {
           res.destroy();
           throw new TooLarge();
         }
-        body = decodeBody(await readRaw(res, opts.maxBytes, controller.signal), resHeaders['content-encoding'], opts.maxBytes);
+        const raw = await readRaw(res, opts.maxBytes, controller.signal);
+        body = decode ? decodeBody(raw, resHeaders['content-encoding'], opts.maxBytes) : raw;
       } catch (err) {
         if (err instanceof TooLarge) {
           return { kind: 'failure', url, status: 808, message: `Response larger than ${opts.maxBytes} bytes`, hops, retryable: false };

@@ -5,7 +5,7 @@
  * Input and output are plain structured-clonable objects (they cross the worker boundary).
  */
 import type { DocSource, DocumentType, PageDoc } from '../core/index.js';
-import { cachingResolver, systemResolver, type Resolver } from './address-guard.js';
+import { threadResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument, type FileKind } from './extract/documents.js';
 import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag, type HtmlExtract } from './extract/html.js';
@@ -105,9 +105,6 @@ async function documentPage(res: FetchedResponse, kind: Exclude<FileKind, 'html'
     nofollow: robots.nofollow,
   };
 }
-
-// One per thread: the address guard resolves the host before every request of a crawl.
-const threadResolver = cachingResolver(systemResolver, 30_000);
 
 /**
  * Fetches and extracts one URL. Never throws: every problem is a result with its status code.

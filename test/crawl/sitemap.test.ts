@@ -10,11 +10,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CrawlService } from '../../src/crawl/service.js';
-import type { ExtractedPage, FetchExtractTask, Resolver } from '../../src/fetch/index.js';
-import { readSitemaps } from '../../src/crawl/sitemap.js';
+import { readSitemapFile, type ExtractedPage, type FetchExtractTask, type Resolver } from '../../src/fetch/index.js';
+import { DEFAULT_SITEMAP_LIMITS, readSitemaps } from '../../src/crawl/sitemap.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
 
 const dns: Resolver = async () => [{ address: '93.184.216.34', family: 4 }];
+const readOpts = {
+  userAgent: 'ua',
+  timeoutMs: 2000,
+  allowPrivate: false,
+  limits: DEFAULT_SITEMAP_LIMITS,
+  clock: Date.now,
+  readFile: (task: Parameters<typeof readSitemapFile>[0]) => readSitemapFile(task, dns),
+};
 const H = 'http://maps.example';
 t.before(() => nock.disableNetConnect());
 t.afterEach(() => nock.cleanAll());
@@ -36,7 +44,7 @@ function serve(pages: Array<[string, string | null]>, docs: Array<[string, strin
 
 t.test('readSitemaps: index + .gz, lastmod kept or null', async (t) => {
   serve([['/a', '2024-01-01'], ['/b', null]], [['/doc.pdf', '2024-02-02T10:00:00+00:00']]);
-  const r = await readSitemaps([`${H}/sitemap_index.xml`], { userAgent: 'ua', timeoutMs: 2000, allowPrivate: false, resolver: dns });
+  const r = await readSitemaps([`${H}/sitemap_index.xml`], readOpts);
   t.same(r.errors, []);
   t.same(
     r.entries.sort((x, y) => x.url.localeCompare(y.url)),
@@ -46,7 +54,7 @@ t.test('readSitemaps: index + .gz, lastmod kept or null', async (t) => {
       { url: `${H}/doc.pdf`, lastmod: '2024-02-02T10:00:00.000Z' },
     ],
   );
-  const refused = await readSitemaps(['http://127.0.0.1:1/sitemap.xml'], { userAgent: 'ua', timeoutMs: 2000, allowPrivate: false, resolver: dns });
+  const refused = await readSitemaps(['http://127.0.0.1:1/sitemap.xml'], readOpts);
   t.equal(refused.entries.length, 0);
   t.match(refused.errors[0], /private address/);
 });
@@ -96,7 +104,6 @@ t.test('import: only changed lastmod (and no-lastmod) URLs are queued; removeMis
   fetched.length = 0;
   const a = idx.get(`${H}/a`)!;
   await idx.write([{ op: 'upsert', doc: { ...a, source: 'api', title: 'JSON a' } }]);
-  // (sitemapper reports an empty <urlset> as an error, so the docs sitemap keeps one URL.)
   serve([['/b', null], ['/c', '2024-05-05']], [['/other.pdf', '2024-02-02']]);
   const third = await svc.importSitemaps('s1');
   t.same([third.queued, third.removed], [3, 1]);
