@@ -1,7 +1,8 @@
 /**
  * One guarded HTTP fetch with manual redirects, a timeout, a size cap and content decoding
- * (gzip, deflate, br). Runs in the pool worker (workers/fetch-extract.ts) and on the main
- * thread for robots.txt.
+ * (gzip, deflate, br): every request the service makes goes through it — pages and appended
+ * content (pool threads, workers/fetch-extract.ts), sitemaps and their children (pool threads,
+ * workers/read-sitemap.ts) and robots.txt (main thread).
  *
  * Built on `node:http`/`node:https` with keep-alive agents rather than the global `fetch`
  * (undici): for the small pages of a crawl, the WHATWG fetch machinery (streams, Request and
