@@ -163,11 +163,16 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Warm threads (workers/warm-up.ts): started now and kept, so a crawl never runs on cold code.
     const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true });
     cleanups.push(() => pool.destroy());
-    const executor = createSearchExecutor(cfg.searchThreads, cfg.searchMemoryMb);
+    const executor = createSearchExecutor(cfg.searchThreads, cfg.searchMemoryMb, cfg.openProjects);
     cleanups.push(() => executor.close());
 
     // ---- stores owned by other folders -------------------------------------------------
+    // At most cfg.openProjects indexes and query logs stay open; the crawler's projects stay
+    // open while it has tasks for them (it holds their index across fetches).
+    let crawlRef: CrawlService | null = null;
     const indexes = new IndexRegistry({
+      maxOpen: cfg.openProjects,
+      inUse: (siteId) => (crawlRef?.pending(siteId) ?? 0) > 0,
       dataDir: cfg.dataDir,
       pool,
       refreshMs: cfg.refreshMs,
@@ -181,6 +186,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       dataDir: cfg.dataDir,
       clock,
       settingsOf: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).analytics : undefined),
+      maxOpenSites: cfg.openProjects,
       onError: (err, context) => log.error({ err, context }, 'query log failure'),
     });
     cleanups.push(() => analytics.close());
@@ -196,6 +202,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       runSitemap: (task) => runTask(pool, 'read-sitemap', { ...task }),
       log,
     });
+    crawlRef = crawl;
     cleanups.push(() => crawl.stop());
 
     // The routes' one way to search: each service pins its snapshot and owns its answer cache.

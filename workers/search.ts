@@ -10,10 +10,11 @@ import { setSearchMemoryMb } from '../src/index/index.js';
 import { IDLE_SNAPSHOT_MS, SearchThreadState, type SearchRequest } from '../src/search/index.js';
 
 // Engine cache memory of this thread (SITESIFT_SEARCH_MEMORY_MB, sent by the executor).
-const memoryMb = (workerData as { searchMemoryMb?: number } | null)?.searchMemoryMb;
-if (memoryMb) setSearchMemoryMb(memoryMb);
+const data = workerData as { searchMemoryMb?: number; openProjects?: number } | null;
+if (data?.searchMemoryMb) setSearchMemoryMb(data.searchMemoryMb);
 
-const state = new SearchThreadState();
+// Open generations bounded like the main thread's open projects (SITESIFT_OPEN_PROJECTS).
+const state = new SearchThreadState(Date.now, data?.openProjects ?? Infinity);
 // Close generations nobody searched for a while, so deleted segment files are not held open.
 setInterval(() => state.sweep(), IDLE_SNAPSHOT_MS).unref();
 

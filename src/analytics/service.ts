@@ -26,7 +26,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AnalyticsSettings, badParam } from '../core/index.js';
+import { type AnalyticsSettings, badParam, DEFAULT_OPEN_PROJECTS } from '../core/index.js';
 import { MAX_LOGGED_QUERY_CHARS, VisitorHasher, normaliseQuery } from './normalize.js';
 import { SiteQueryLog } from './site-log.js';
 import { LogBatch, QueryDictionary } from './batch.js';
@@ -125,6 +125,13 @@ export interface QueryLogOptions {
    * write on the main thread.
    */
   writerThread?: boolean;
+  /**
+   * Most project logs kept open (SITESIFT_OPEN_PROJECTS, default {@link DEFAULT_OPEN_PROJECTS}):
+   * past it the least recently used is written out and closed (its writer-thread connection
+   * too) and reopened on its next use. Every use of a log is synchronous, so closing one between
+   * two calls is always safe.
+   */
+  maxOpenSites?: number;
 }
 
 /** Range arguments of the reports: UNIX seconds, validated by the route (start < end). */
@@ -181,7 +188,8 @@ export class QueryLogService {
       }
       setImmediate(() => warm(ids)).unref();
     };
-    setImmediate(() => warm(this.sites())).unref();
+    // Only as many as stay open: warming more would close the first ones again.
+    setImmediate(() => warm(this.sites().slice(0, this.opts.maxOpenSites ?? DEFAULT_OPEN_PROJECTS))).unref();
   }
 
   /**
@@ -331,6 +339,9 @@ export class QueryLogService {
       }
     }
     this.writer!.write(sites);
+    // A project whose log was closed during this hand-over (more projects than stay open) is
+    // closed in the writer thread too once the batch is written, so the thread stays bounded.
+    for (const s of sites) if (!this.sitesOpen.has(s.siteId)) this.writer!.closeSite(s.siteId);
   }
 
   /** The writer thread committed `batch` of `siteId`: mirror its counted searches in memory. */
@@ -495,14 +506,42 @@ export class QueryLogService {
   /** The open log of a project (opening/creating it). Exposed for tests and the rollup job. */
   site(siteId: string): SiteQueryLog {
     let log = this.sitesOpen.get(siteId);
-    if (!log) {
+    if (log) {
+      // Most recently used last (Map order): eviction takes from the front.
+      this.sitesOpen.delete(siteId);
+      this.sitesOpen.set(siteId, log);
+    } else {
       if (!SITE_ID.test(siteId)) throw badParam('site', 'site is not a valid site ID.');
       log = new SiteQueryLog(siteId, join(this.opts.dataDir, 'projects', siteId, 'querylog.db'), this.opts.clock(), {
         // The writer thread commits this project's batches and aggregates before this connection writes.
         beforeWrite: () => this.writer?.sync(siteId),
       });
       this.sitesOpen.set(siteId, log);
+      this.evict(siteId);
     }
     return log;
+  }
+
+  /** Projects whose log is open now (tests, status). */
+  get openSites(): number {
+    return this.sitesOpen.size;
+  }
+
+  /** Closes the least recently used logs (never `keep`) until at most the bound is open. */
+  private evict(keep: string): void {
+    const max = Math.max(1, this.opts.maxOpenSites ?? DEFAULT_OPEN_PROJECTS);
+    for (const [siteId, log] of this.sitesOpen) {
+      if (this.sitesOpen.size <= max) break;
+      if (siteId === keep) continue;
+      this.sitesOpen.delete(siteId);
+      try {
+        // The writer thread commits what it was sent and closes its connection first; what is
+        // still queued for the project reopens the log at the next hand-over.
+        this.writer?.closeSite(siteId);
+        log.close();
+      } catch (err) {
+        this.opts.onError?.(err, `querylog.close ${siteId}`);
+      }
+    }
   }
 }

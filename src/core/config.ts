@@ -11,6 +11,9 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+/** Default of {@link Config.openProjects}: enough for every project a small server serves at once. */
+export const DEFAULT_OPEN_PROJECTS = 256;
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
@@ -45,6 +48,11 @@ export interface Config {
   maxBodyBytes: number;
   /** Search role: where query-log batches are pushed. */
   primaryUrl: string | null;
+  /**
+   * Projects whose index and query log stay open at once (SITESIFT_OPEN_PROJECTS); the least
+   * recently used idle ones are closed past it and reopened on their next use.
+   */
+  openProjects: number;
   /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
   testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | null;
 }
@@ -148,6 +156,7 @@ const SPECS: SettingSpec[] = [
   { key: 'refreshMs', env: 'SITESIFT_REFRESH_MS', flag: 'refresh-ms', parse: parseInteger(10, 3_600_000) },
   { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
   { key: 'primaryUrl', env: 'SITESIFT_PRIMARY_URL', flag: 'primary-url', parse: parseHttpUrl },
+  { key: 'openProjects', env: 'SITESIFT_OPEN_PROJECTS', flag: 'open-projects', parse: parseInteger(1, 1_000_000) },
   // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
   { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest'] as const) },
 ];
@@ -177,6 +186,7 @@ export function defaultConfig(): Config {
     refreshMs: 1000,
     maxBodyBytes: 10 * MiB,
     primaryUrl: null,
+    openProjects: DEFAULT_OPEN_PROJECTS,
     testPauseIn: null,
   };
 }

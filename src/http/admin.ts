@@ -33,11 +33,13 @@ function existingProject(ctx: Context, services: Services): string {
   return siteId;
 }
 
-/** Searchable pages of a project for listings; 0 while the index store is not available. */
+/**
+ * Searchable pages of a project for listings, read without opening its index where the
+ * registry can (src/index/registry.ts `pages`); 0 while the index store is not available.
+ */
 async function pageCount(services: Services, siteId: string): Promise<number> {
   try {
-    const index = await services.indexes.get(siteId);
-    return index.stats().pages;
+    return await services.indexes.pages(siteId);
   } catch (err) {
     if (err instanceof AppError && err.code === 'not_implemented') return 0;
     throw err;

@@ -169,11 +169,16 @@ export class Generations {
   pin(): Generation {
     const g = this.gen;
     g.pins++;
+    this.pinned++;
     return g;
   }
 
+  /** Pins held on any generation, current or older (the registry closes only unpinned stores). */
+  pinned = 0;
+
   unpin(g: Generation): void {
     g.pins--;
+    this.pinned--;
     this.maybeRetire(g);
   }
 

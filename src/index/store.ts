@@ -176,12 +176,31 @@ export class SegmentStore implements ProjectIndex {
    * Duplicate URLs in one batch: the last wins (higher seq).
    */
   write(ops: WriteOp[]): Promise<number> {
-    return this.buffer.write(ops);
+    return this.track(this.buffer.write(ops));
   }
 
   /** Resolves once every op up to `seq` is published; triggers an early flush if needed. */
   waitSearchable(seq: number): Promise<void> {
-    return this.buffer.waitSearchable(seq);
+    return this.track(this.buffer.waitSearchable(seq));
+  }
+
+  /** Calls in flight (writes, waits, flushes, merges): see {@link idle}. */
+  private inFlight = 0;
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight++;
+    const done = () => void this.inFlight--;
+    p.then(done, done);
+    return p;
+  }
+
+  /**
+   * Whether nothing uses the store now: no pinned snapshot, nothing acknowledged but
+   * unpublished, no write, wait, flush or merge in flight. The index registry closes only idle
+   * stores when it bounds how many are open.
+   */
+  idle(): boolean {
+    return this.inFlight === 0 && this.buffer.unpublished === 0 && this.generations.pinned === 0;
   }
 
   /**
@@ -201,7 +220,7 @@ export class SegmentStore implements ProjectIndex {
    * the commit chain); see WriteBuffer.flush.
    */
   flush(opts: FlushOptions = {}): Promise<void> {
-    return this.buffer.flush(opts);
+    return this.track(this.buffer.flush(opts));
   }
 
   // ------------------------------------------------------------------ the acknowledged view
@@ -280,7 +299,7 @@ export class SegmentStore implements ProjectIndex {
    * and searches never wait for it.
    */
   merge(opts: { full?: boolean } = {}): Promise<void> {
-    return this.merges.merge(opts);
+    return this.track(this.merges.merge(opts));
   }
 
   /** Whether the merge policy would merge something now (cheap; used by the merge job). */

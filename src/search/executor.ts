@@ -99,10 +99,14 @@ export class ThreadSearchExecutor implements SearchExecutor {
   private broken: Error | null = null;
   private drained: (() => void) | null = null;
 
-  /** `searchMemoryMb`: each thread's engine cache memory (src/index/budgets.ts). */
+  /**
+   * `searchMemoryMb`: each thread's engine cache memory (src/index/budgets.ts); `openProjects`:
+   * generations each thread keeps open (SITESIFT_OPEN_PROJECTS).
+   */
   constructor(
     readonly threads: number,
     private readonly searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB,
+    private readonly openProjects?: number,
   ) {
     for (let i = 0; i < threads; i++) this.spawn();
   }
@@ -127,7 +131,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 
   private spawn(): SearchThread {
-    const worker = startThread(import.meta.url, '../../workers/search', { workerData: { searchMemoryMb: this.searchMemoryMb } });
+    const worker = startThread(import.meta.url, '../../workers/search', { workerData: { searchMemoryMb: this.searchMemoryMb, openProjects: this.openProjects } });
     const t: SearchThread = { worker, busy: null, sentSettings: new Set(), sentSnapshots: new Set() };
     worker.on('message', (reply: SearchReply) => this.settle(t, reply));
     worker.on('error', (err) => this.lost(t, err));
@@ -214,7 +218,7 @@ export class ThreadSearchExecutor implements SearchExecutor {
  * The executor for `threads` (0: the main thread), with `searchMemoryMb` of engine caches per
  * searching thread (this thread's too: it searches when `threads` is 0).
  */
-export function createSearchExecutor(threads: number, searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB): SearchExecutor {
+export function createSearchExecutor(threads: number, searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB, openProjects?: number): SearchExecutor {
   setSearchMemoryMb(searchMemoryMb);
-  return threads > 0 ? new ThreadSearchExecutor(threads, searchMemoryMb) : new LocalSearchExecutor();
+  return threads > 0 ? new ThreadSearchExecutor(threads, searchMemoryMb, openProjects) : new LocalSearchExecutor();
 }

@@ -145,7 +145,15 @@ export class ThreadSnapshots {
   private readonly snapshots = new Map<string, CachedSnapshot>();
   private readonly owners = new Map<number, object>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * @param maxSnapshots generations kept open at once (SITESIFT_OPEN_PROJECTS): past it the
+   * least recently searched is closed, so many projects searched in turn hold a bounded
+   * number of segment files open, not every one searched in the last {@link IDLE_SNAPSHOT_MS}.
+   */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxSnapshots = Infinity,
+  ) {}
 
   /** The open snapshot of `owner`'s `generation`, if this thread holds it. */
   find(owner: number, generation: number): IndexSnapshot | undefined {
@@ -189,6 +197,11 @@ export class ThreadSnapshots {
     // Keep the newest few generations of this owner.
     const mine = [...this.snapshots.values()].filter((c) => c.key.startsWith(`${spec.owner}:`));
     for (const old of mine.slice(0, Math.max(0, mine.length - SNAPSHOTS_PER_OWNER))) this.drop(old);
+    // Least recently searched first (Map order); the one just opened is last.
+    for (const old of this.snapshots.values()) {
+      if (this.snapshots.size <= this.maxSnapshots || old.snap === snap) break;
+      this.drop(old);
+    }
     return snap;
   }
 
@@ -256,8 +269,9 @@ export class SearchThreadState {
   readonly snapshots: ThreadSnapshots;
   private readonly settings = new Map<number, Settings>();
 
-  constructor(now: () => number = Date.now) {
-    this.snapshots = new ThreadSnapshots(now);
+  /** `maxSnapshots`: see {@link ThreadSnapshots}. */
+  constructor(now: () => number = Date.now, maxSnapshots = Infinity) {
+    this.snapshots = new ThreadSnapshots(now, maxSnapshots);
   }
 
   /** Runs one request; never throws (a failure is an `error` reply). */

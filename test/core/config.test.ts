@@ -39,6 +39,7 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_REFRESH_MS: '200',
     SITESIFT_MAX_BODY_BYTES: '2048',
     SITESIFT_PRIMARY_URL: 'http://primary:8080/',
+    SITESIFT_OPEN_PROJECTS: '32',
     SITESIFT_TEST_PAUSE_IN: 'merge',
   });
   t.same(
@@ -60,6 +61,7 @@ t.test('every setting is read from the environment', async (t) => {
       refreshMs: 200,
       maxBodyBytes: 2048,
       primaryUrl: 'http://primary:8080',
+      openProjects: 32,
       testPauseIn: 'merge',
     },
   );
