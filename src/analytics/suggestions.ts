@@ -30,6 +30,7 @@
  * window, latest search returned results, not `*`. `minSearches` only cuts the ranked list
  * (the list is sorted by count, so the qualifying queries are a prefix of it).
  */
+import { lowerBound } from '../text/index.js';
 
 /** Aggregate of one normalised query over the suggestion window. */
 export interface QueryStat {
@@ -84,16 +85,19 @@ function shortPrefixes(query: string): string[] {
   return [...out];
 }
 
-/** First index whose key is >= `needle` (keys sorted by UTF-16 code units, like Array#sort). */
-function lowerBound(keys: string[], needle: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < needle) lo = mid + 1;
-    else hi = mid;
+/**
+ * Puts `stat` into `list` (ranked by {@link better}, at most `max` long) at its place, or leaves
+ * the list alone when it would fall off the end. Insertion sort: lists are a handful long.
+ */
+function insertRanked(list: QueryStat[], stat: QueryStat, max: number): void {
+  if (list.length === max && !better(stat, list[max - 1]!)) return;
+  let i = Math.min(list.length, max - 1);
+  if (list.length < max) list.push(stat);
+  while (i > 0 && better(stat, list[i - 1]!)) {
+    list[i] = list[i - 1]!;
+    i--;
   }
-  return lo;
+  list[i] = stat;
 }
 
 /** Ranking: most searched first, then alphabetical (a total order: queries are distinct). */
@@ -222,14 +226,7 @@ export class SuggestionIndex {
           if (!list) lists.set(prefix, (list = []));
           // One entry per query even when several of its words start with the prefix.
           if (list.includes(stat)) continue;
-          if (list.length === MAX_SUGGESTIONS && !better(stat, list[MAX_SUGGESTIONS - 1]!)) continue;
-          let i = Math.min(list.length, MAX_SUGGESTIONS - 1);
-          if (list.length < MAX_SUGGESTIONS) list.push(stat);
-          while (i > 0 && better(stat, list[i - 1]!)) {
-            list[i] = list[i - 1]!;
-            i--;
-          }
-          list[i] = stat;
+          insertRanked(list, stat, MAX_SUGGESTIONS);
         }
       }
     }
@@ -316,14 +313,7 @@ export class SuggestionIndex {
       if (stat.seen === id) return;
       stat.seen = id;
       if (stat.count < minSearches || !eligible(stat)) return;
-      if (best.length === max && !better(stat, best[max - 1]!)) return;
-      let i = Math.min(best.length, max - 1);
-      if (best.length < max) best.push(stat);
-      while (i > 0 && better(stat, best[i - 1]!)) {
-        best[i] = best[i - 1]!;
-        i--;
-      }
-      best[i] = stat;
+      insertRanked(best, stat, max);
     };
     const keys = this.keys;
     for (let i = lowerBound(keys, typed); i < keys.length && keys[i]!.startsWith(typed); i++) consider(this.refs[i]!);

@@ -232,16 +232,25 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     throw new ImportAborted(`The server refused the import (${r.status} ${String(r.body?.code ?? '')}): ${reasonOf(r)}`);
   };
 
-  // Sends entries and isolates failures; never throws for per-document problems.
-  const send = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
+  // Posts a batch: null when accepted (and counted); stops the import when the key or route is
+  // refused; otherwise the refusal, for the caller to isolate the bad entries.
+  const attempt = async (batch: ImportEntry[], refresh: boolean): Promise<{ r: PostResult; docs: unknown[] } | null> => {
     const docs = batch.map((e) => withBaseUrl(e.doc, opts.baseUrl));
     const r = await post(docs, refresh);
     if (r.status === 200 || r.status === 202) {
       summary.indexed += typeof r.body?.indexed === 'number' ? r.body.indexed : batch.length;
-      return;
+      return null;
     }
-    const code = r.body?.code;
     if (r.status === 401 || r.status === 403 || r.status === 404 || r.status === 405) fatal(r);
+    return { r, docs };
+  };
+
+  // Sends entries and isolates failures; never throws for per-document problems.
+  const send = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
+    const refused = await attempt(batch, refresh);
+    if (!refused) return;
+    const { r, docs } = refused;
+    const code = r.body?.code;
     if (batch.length === 1) {
       const url = urlOf(docs[0]);
       summary.rejected.push({ origin: batch[0]!.origin, ...(url ? { url } : {}), reason: reasonOf(r) });
@@ -282,13 +291,7 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
 
   // After removing the named bad entries the rest should pass; if not, fall back to one by one.
   const sendOneByOneIfNeeded = async (batch: ImportEntry[], refresh: boolean): Promise<void> => {
-    const docs = batch.map((e) => withBaseUrl(e.doc, opts.baseUrl));
-    const r = await post(docs, refresh);
-    if (r.status === 200 || r.status === 202) {
-      summary.indexed += typeof r.body?.indexed === 'number' ? r.body.indexed : batch.length;
-      return;
-    }
-    if (r.status === 401 || r.status === 403 || r.status === 404 || r.status === 405) fatal(r);
+    if (!(await attempt(batch, refresh))) return;
     for (let i = 0; i < batch.length; i++) await send([batch[i]!], refresh && i === batch.length - 1);
   };
 
