@@ -56,7 +56,9 @@ export function register(router: Router, services: Services): void {
     }
     const fields = body as Record<string, unknown>;
     const siteId = requireSite(ctx, services, fields.site ?? queryParam(ctx, 'site'));
-    const event = parseQueryEvent(fields);
+    // Enumerated values are read without regard to case, like query parameters (`SELECT`).
+    const action = typeof fields.action === 'string' ? fields.action.toLowerCase() : fields.action;
+    const event = parseQueryEvent({ ...fields, action });
     services.analytics.recordEvent(siteId, { ...event, ip: ctx.ip, userAgent: ctx.get('User-Agent') });
     ctx.body = { status: 'success' };
   });

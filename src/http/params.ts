@@ -16,6 +16,34 @@ export function queryParam(ctx: Context, name: string): string | undefined {
   return v;
 }
 
+/**
+ * The values of a list parameter sent as repeated keys, the form jQuery, axios, qs and PHP
+ * clients send: `name[]=a&name[]=b`, or indexed `name[0]=a&name[1]=b` (in index order, before
+ * any `name[]`); undefined when no such key is given. Any other key starting with `name[` is a
+ * 400 naming it: a list form this server does not read is refused, never silently ignored.
+ *
+ * @example
+ * // ?includeContentGroups[]=Blog&includeContentGroups[]=Docs
+ * bracketListParam(ctx, 'includeContentGroups') // ['Blog', 'Docs']
+ */
+export function bracketListParam(ctx: Context, name: string): string[] | undefined {
+  let plain: string[] | undefined;
+  const indexed: Array<[number, string]> = [];
+  for (const [key, raw] of Object.entries(ctx.query)) {
+    if (!key.startsWith(`${name}[`)) continue;
+    const m = /^\[(\d{0,9})\]$/.exec(key.slice(name.length));
+    if (!m) {
+      throw new AppError('invalid_parameter', `Parameter "${key}" is not a form of "${name}" this server reads: give ${name}[]=<value> once per value.`, name);
+    }
+    const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    if (m[1] === '') (plain ??= []).push(...values);
+    else for (const v of values) indexed.push([Number(m[1]), v]);
+  }
+  if (plain === undefined && indexed.length === 0) return undefined;
+  indexed.sort((a, b) => a[0] - b[0]);
+  return [...indexed.map(([, v]) => v), ...(plain ?? [])];
+}
+
 /** A required, non-empty query parameter. */
 export function requireParam(ctx: Context, name: string): string {
   const v = queryParam(ctx, name);
@@ -60,15 +88,16 @@ export function parseIntParam(ctx: Context, name: string, opts: IntOptions = {})
   return parseIntValue(queryParam(ctx, name), name, opts);
 }
 
-/** Validates a boolean given as `true|false|1|0` (string) or a JSON boolean. */
+/** Validates a boolean given as `true|false|1|0` (a string, any case: `TRUE`, `False`) or a JSON boolean. */
 export function parseBoolValue(value: unknown, name: string, dflt?: boolean): boolean | undefined {
   if (value === undefined || value === '') return dflt;
-  if (value === true || value === 'true' || value === '1' || value === 1) return true;
-  if (value === false || value === 'false' || value === '0' || value === 0) return false;
+  const v = typeof value === 'string' ? value.toLowerCase() : value;
+  if (v === true || v === 'true' || v === '1' || v === 1) return true;
+  if (v === false || v === 'false' || v === '0' || v === 0) return false;
   throw new AppError('invalid_parameter', `Parameter "${name}" must be true, false, 1 or 0, got "${String(value)}".`, name);
 }
 
-/** A boolean query parameter: `true|false|1|0`; absent → `dflt`. */
+/** A boolean query parameter: `true|false|1|0`, any case; absent → `dflt`. */
 export function parseBoolParam(ctx: Context, name: string, dflt: boolean): boolean;
 export function parseBoolParam(ctx: Context, name: string, dflt?: boolean): boolean | undefined;
 export function parseBoolParam(ctx: Context, name: string, dflt?: boolean): boolean | undefined {
@@ -86,14 +115,19 @@ export function parseJsonParam(ctx: Context, name: string, dflt?: unknown): unkn
   }
 }
 
-/** A query parameter that must be one of `values`; absent → `dflt`. */
+/**
+ * A query parameter that must be one of `values`, compared without regard to case (`desc`,
+ * `Desc` and `DESC` are `DESC`); returns the value as listed. Absent → `dflt`.
+ */
 export function parseEnumParam<T extends string>(ctx: Context, name: string, values: readonly T[], dflt: T): T;
 export function parseEnumParam<T extends string>(ctx: Context, name: string, values: readonly T[], dflt?: T): T | undefined;
 export function parseEnumParam<T extends string>(ctx: Context, name: string, values: readonly T[], dflt?: T): T | undefined {
   const v = queryParam(ctx, name);
   if (v === undefined || v === '') return dflt;
-  if (!values.includes(v as T)) throw new AppError('invalid_parameter', `Parameter "${name}" must be one of ${values.join(', ')}, got "${v}".`, name);
-  return v as T;
+  const lower = v.toLowerCase();
+  const found = values.find((x) => x.toLowerCase() === lower);
+  if (found === undefined) throw new AppError('invalid_parameter', `Parameter "${name}" must be one of ${values.join(', ')}, got "${v}".`, name);
+  return found;
 }
 
 /** An absolute http(s) URL query parameter (required). */

@@ -12,19 +12,39 @@ import { badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { parseFilters, type SearchOutcome, type SearchParams } from '../search/index.js';
 import { requireSite } from './auth.js';
-import { parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
+import { bracketListParam, parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
 
 /** Deepest result reachable by paging (offset + limit). */
 export const MAX_WINDOW = 10_000;
 
-/** A JSON array of content-group names (absent: null); 400 otherwise. Also read by the suggest route. */
+/**
+ * A list of content-group names (absent: null), given as a JSON array (`name=["Blog","_"]`) or
+ * as repeated keys (`name[]=Blog&name[]=_`, empty values skipped); 400 for anything else or
+ * for both forms at once. Also read by the suggest route.
+ */
 export function stringArrayParam(ctx: Context, name: string): string[] | null {
+  const listed = bracketListParam(ctx, name);
+  if (listed !== undefined) {
+    if (ctx.query[name] !== undefined) throw badParam(name, `Give "${name}" in one form: a JSON array or ${name}[] keys, not both.`);
+    return listed.filter((g) => g !== '');
+  }
   const v = parseJsonParam(ctx, name);
   if (v === undefined) return null;
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
     throw badParam(name, `Parameter "${name}" must be a JSON array of content-group names, like ["Blog","_"].`);
   }
   return v as string[];
+}
+
+/**
+ * The raw `filters` parameter (a JSON array, parsed against the settings by `parseFilters`).
+ * Bracket keys (`filters[0][fid#1]=…`) are a 400 rather than ignored. Also read by the suggest route.
+ */
+export function filtersParam(ctx: Context): string | undefined {
+  if (bracketListParam(ctx, 'filters') !== undefined) {
+    throw badParam('filters', 'Parameter "filters" must be one JSON array such as [{"fid#1":["a"]}], not filters[] keys.');
+  }
+  return queryParam(ctx, 'filters');
 }
 
 /** The required `query` parameter (400s for absent, empty, too long). Also read by the suggest route. */
@@ -79,7 +99,7 @@ function read(ctx: Context, services: Services): SearchRequest {
   const sortOrder = parseEnumParam(ctx, 'sortOrder', ['ASC', 'DESC'] as const, 'ASC');
   const params: SearchParams = {
     query,
-    filters: parseFilters(queryParam(ctx, 'filters'), settings.filters),
+    filters: parseFilters(filtersParam(ctx), settings.filters),
     filterOptions: parseBoolParam(ctx, 'filterOptions', false),
     sort: queryParam(ctx, 'sort') || null,
     sortOrder,

@@ -9,8 +9,8 @@ import type { Context } from 'koa';
 import { parseFilters, type SuggestRequest } from '../search/index.js';
 import type { Services } from '../services.js';
 import { requireSite } from './auth.js';
-import { parseBoolParam, parseIntParam, queryParam } from './params.js';
-import { requireQuery, stringArrayParam } from './search.js';
+import { parseBoolParam, parseIntParam } from './params.js';
+import { filtersParam, requireQuery, stringArrayParam } from './search.js';
 
 /** Registers `GET /sites/suggest`. */
 export function register(router: Router, services: Services): void {
@@ -32,7 +32,7 @@ function read(ctx: Context, services: Services): { siteId: string; req: SuggestR
   const groupResults = parseBoolParam(ctx, 'groupResults', true);
   const req: SuggestRequest = {
     query,
-    filters: parseFilters(queryParam(ctx, 'filters'), settings.filters),
+    filters: parseFilters(filtersParam(ctx), settings.filters),
     limit,
     groupResults,
     includeContent: parseBoolParam(ctx, 'includeContent', false),

@@ -18,9 +18,11 @@
  * - `imageUrl`: an absolute http(s) URL or a relative reference, served percent-encoded where it
  *   could end an HTML attribute (`safeImageUrl`, src/core/url.ts); any other scheme (`javascript:`,
  *   `data:`) is left out with a warning and the page is indexed without an image.
- * - Unknown fields are rejected (400 naming the field): a misspelt `keyword` silently ignored
- *   would be a worse surprise than an error. Accepted extensions: `headings` (a string or an
- *   array of strings; a string is split on new lines and on ` | `) and `description`.
+ * - Unknown fields (of the document, a data point or a filter value) are ignored with a warning
+ *   naming them in the answer: clients of the hosted API send fields this API does not know,
+ *   and one such field must not refuse the whole batch; the warning still shows a misspelt
+ *   `keyword`. Accepted extensions: `headings` (a string or an array of strings; a string is
+ *   split on new lines and on ` | `) and `description`.
  * - `dataPoints[].value`: a string; numbers and booleans are coerced to their string form
  *   (clients send prices as numbers). `show` defaults to `true`.
  * - `language`: an ISO 639-1 code, a BCP 47 tag whose primary subtag is one (`en-GB` → `en`),
@@ -50,14 +52,34 @@ export interface ValidateContext {
   /** Source recorded on the resulting documents (`api` for JSON pushes). */
   defaultSource: DocSource;
   /**
-   * Receives what validation left out of accepted documents (an unsafe `imageUrl`), one entry
-   * per problem with the entry's position; the route answers them in `warnings`.
+   * Receives what validation left out of accepted documents (unknown fields, an unsafe
+   * `imageUrl`), one entry per problem with the entry's position; the route answers them in
+   * `warnings`.
    */
   warnings?: EntryWarning[];
 }
 
 /** Something left out of an accepted document: `{index, field, message}` like a rejection's `errors`. */
 export type EntryWarning = EntryError;
+
+/**
+ * Most warnings one request answers; one more entry (`field` "body") counts the rest, so a body
+ * of many unknown keys cannot make a larger answer.
+ */
+export const MAX_WARNINGS = 100;
+
+/** Adds `list` to `ctx.warnings` up to {@link MAX_WARNINGS}, then one entry counting the rest. */
+function report(ctx: ValidateContext, list: EntryWarning[], omitted: number): void {
+  if (!ctx.warnings) return;
+  const room = Math.max(0, MAX_WARNINGS - ctx.warnings.length);
+  ctx.warnings.push(...list.slice(0, room));
+  const rest = Math.max(0, list.length - room) + omitted;
+  if (rest > 0) {
+    // At the entry of the last warning listed (where the unlisted ones start or continue).
+    const at = list[Math.min(room, list.length) - 1]?.index ?? 0;
+    ctx.warnings.push({ index: at, field: 'body', message: `${rest} more warning${rest > 1 ? 's' : ''} not listed` });
+  }
+}
 
 const KNOWN_FIELDS = new Set([
   'url',
@@ -131,13 +153,16 @@ export function canonicalPageUrl(raw: string): { url: string } | { problem: stri
 /** Collects the problems of one entry; `prefix` is the path of the entry's fields. */
 class Problems {
   readonly list: Array<{ field: string; message: string }> = [];
-  /** Left out of the document, which is still accepted. */
+  /** Left out of the document, which is still accepted (the first {@link MAX_WARNINGS}). */
   readonly warnings: Array<{ field: string; message: string }> = [];
+  /** Warnings beyond those. */
+  omitted = 0;
   add(field: string, message: string): void {
     this.list.push({ field, message });
   }
   warn(field: string, message: string): void {
-    this.warnings.push({ field, message });
+    if (this.warnings.length < MAX_WARNINGS) this.warnings.push({ field, message });
+    else this.omitted++;
   }
 }
 
@@ -152,7 +177,7 @@ export function validatePage(input: unknown, ctx: ValidateContext): PageDoc {
   if (doc === undefined || problems.list.length > 0) {
     throw invalidDocuments(problems.list.map((p) => ({ index: 0, ...p })), false);
   }
-  for (const w of problems.warnings) ctx.warnings?.push({ index: 0, ...w });
+  report(ctx, problems.warnings.map((w) => ({ index: 0, ...w })), problems.omitted);
   return doc;
 }
 
@@ -174,16 +199,21 @@ export function validateBatch(input: unknown, ctx: ValidateContext): PageDoc[] {
   }
   const errors: EntryError[] = [];
   const warnings: EntryWarning[] = [];
+  let omitted = 0;
   const docs: PageDoc[] = [];
   input.forEach((entry, index) => {
     const problems = new Problems();
     const doc = checkPage(entry, ctx, problems);
     for (const p of problems.list) errors.push({ index, ...p });
-    for (const w of problems.warnings) warnings.push({ index, ...w });
+    for (const w of problems.warnings) {
+      if (warnings.length < MAX_WARNINGS) warnings.push({ index, ...w });
+      else omitted++;
+    }
+    omitted += problems.omitted;
     if (doc && problems.list.length === 0) docs.push(doc);
   });
   if (errors.length > 0) throw invalidDocuments(errors, true);
-  ctx.warnings?.push(...warnings);
+  report(ctx, warnings, omitted);
   return lastWins(docs);
 }
 
@@ -211,7 +241,7 @@ function checkPage(input: unknown, ctx: ValidateContext, problems: Problems): Pa
   const o = input as Record<string, unknown>;
   for (const key of Object.keys(o)) {
     if (!KNOWN_FIELDS.has(key)) {
-      problems.add(key, `is not a page document field (allowed: ${[...KNOWN_FIELDS].join(', ')})`);
+      problems.warn(key, 'is not a page document field; ignored');
     }
   }
 
@@ -339,7 +369,7 @@ function checkDataPoints(value: unknown, problems: Problems): DataPoint[] {
     }
     const d = dp as Record<string, unknown>;
     for (const k of Object.keys(d)) {
-      if (k !== 'key' && k !== 'value' && k !== 'show') problems.add(`${at}.${k}`, 'is not a data point field (allowed: key, value, show)');
+      if (k !== 'key' && k !== 'value' && k !== 'show') problems.warn(`${at}.${k}`, 'is not a data point field (key, value, show); ignored');
     }
     let key = '';
     if (typeof d.key !== 'string' || d.key.trim() === '') problems.add(`${at}.key`, d.key === undefined ? 'is required' : `must be a non-empty string, got ${typeName(d.key)}`);
@@ -375,7 +405,7 @@ function checkFilters(value: unknown, ctx: ValidateContext, problems: Problems):
     }
     const f = fv as Record<string, unknown>;
     for (const k of Object.keys(f)) {
-      if (k !== 'key' && k !== 'value') problems.add(`${at}.${k}`, 'is not a filter value field (allowed: key, value)');
+      if (k !== 'key' && k !== 'value') problems.warn(`${at}.${k}`, 'is not a filter value field (key, value); ignored');
     }
     if (typeof f.key !== 'string') {
       problems.add(`${at}.key`, f.key === undefined ? 'is required (a filter id such as "fid#1")' : `must be a string filter id such as "fid#1", got ${typeName(f.key)}`);

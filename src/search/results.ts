@@ -35,7 +35,8 @@ export interface SearchParams {
 
 export interface SearchResult {
   name: string;
-  image: string | null;
+  /** An http(s) URL or a relative reference; `""` when the page has none. */
+  image: string;
   link: string;
   type: string;
   dataPoints: DataPoint[];
@@ -311,12 +312,12 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   const html = p.highlightQueryTerms;
   const text = html ? escapeHtml : (s: string) => s;
   const render = (x: Hit | Custom): SearchResult => {
-    if ('custom' in x) return { name: '', image: null, link: '', type: 'custom', dataPoints: [], html: x.html };
+    if ('custom' in x) return { name: '', image: '', link: '', type: 'custom', dataPoints: [], html: x.html };
     const e = cardOf(x, p.includeContent);
     const r: SearchResult = {
       name: html ? highlight(e.title, res.matched, e) : e.title,
       // Checked again here: pages stored before ingest checked image URLs.
-      image: (e.imageUrl && safeImageUrl(e.imageUrl)) || null,
+      image: (e.imageUrl && safeImageUrl(e.imageUrl)) || '',
       link: e.url,
       type: e.documentType,
       dataPoints: e.dataPoints.map((d) => ({ key: text(d.key), value: text(d.value), show: d.show })),

@@ -100,7 +100,7 @@ t.test('custom results obey content groups and filters, count once and show once
   t.same(flat.totalResultsPerContentGroup, { _: 10 });
   t.equal(links(flat)[0], 'custom:<b>promo</b>', 'position 1');
   t.equal(links(flat)[1], 'custom:<i>help</i>', 'position 2 of the one list');
-  t.same(flat.suggests._[0], { name: '', image: null, link: '', type: 'custom', dataPoints: [], html: '<b>promo</b>' });
+  t.same(flat.suggests._[0], { name: '', image: '', link: '', type: 'custom', dataPoints: [], html: '<b>promo</b>' });
 
   const grouped = await s.get('query=xray');
   t.same(grouped.totalResultsPerContentGroup, { Blog: 3, Docs: 3, _: 3, Promo: 1 }, 'each custom result counted once in its group');

@@ -51,7 +51,7 @@ t.test('response shape, paging and grouping', async (t) => {
   t.equal(first.length, 10);
   for (const res of first) {
     t.same(Object.keys(res).sort(), ['dataPoints', 'image', 'link', 'name', 'type']);
-    t.equal(res.image, null);
+    t.equal(res.image, '', 'image is a string, "" when none');
   }
   // Pages concatenate to the full ranked list without gaps or repeats.
   const all = await s.get('query=widget&limit=30&groupResults=false');
@@ -97,7 +97,7 @@ t.test('result mappings', async (t) => {
   const hidden = await s.get('query=widget hidden&groupResults=false&limit=30');
   t.notOk(hidden.body.suggests._.some((x: any) => x.link === 'https://site.test/p/001'));
   const custom = await s.get('query=custom widget&groupResults=false');
-  t.same(custom.body.suggests._[0], { name: '', image: null, link: '', type: 'custom', dataPoints: [], html: '<b>Promo</b>' });
+  t.same(custom.body.suggests._[0], { name: '', image: '', link: '', type: 'custom', dataPoints: [], html: '<b>Promo</b>' });
   const redirect = await s.get('query=Go Home');
   t.equal(redirect.body.redirect, 'https://site.test/');
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { AppError } from '../../src/core/index.js';
-import { normalizeLanguage, validateBatch, validatePage, type ValidateContext } from '../../src/ingest/validate.js';
+import { MAX_WARNINGS, normalizeLanguage, validateBatch, validatePage, type EntryWarning, type ValidateContext } from '../../src/ingest/validate.js';
 
 const ctx: ValidateContext = {
   settings: {
@@ -148,7 +148,6 @@ const bad: Array<[string, Record<string, unknown>, string]> = [
   ['dataPoint value missing', { ...base, dataPoints: [{ key: 'k', show: true }] }, 'dataPoints[0].value'],
   ['dataPoint value object', { ...base, dataPoints: [{ key: 'k', value: {}, show: true }] }, 'dataPoints[0].value'],
   ['dataPoint show string', { ...base, dataPoints: [{ key: 'k', value: 'v', show: 'yes' }] }, 'dataPoints[0].show'],
-  ['dataPoint unknown field', { ...base, dataPoints: [{ key: 'k', value: 'v', color: 1 }] }, 'dataPoints[0].color'],
   ['filters object', { ...base, filters: { key: 'fid#1' } }, 'filters'],
   ['filter undefined', { ...base, filters: [{ key: 'fid#9', value: 1 }] }, 'filters[0].key'],
   ['filter key missing', { ...base, filters: [{ value: 1 }] }, 'filters[0].key'],
@@ -156,7 +155,6 @@ const bad: Array<[string, Record<string, unknown>, string]> = [
   ['filter multiple number', { ...base, filters: [{ key: 'fid#2', value: 3 }] }, 'filters[0].value'],
   ['filter multiple mixed', { ...base, filters: [{ key: 'fid#2', value: ['a', 1] }] }, 'filters[0].value'],
   ['filter twice', { ...base, filters: [{ key: 'fid#1', value: 1 }, { key: 'fid#1', value: 2 }] }, 'filters[1].key'],
-  ['unknown field', { ...base, keyword: ['typo'] }, 'keyword'],
 ];
 
 for (const [name, doc, field] of bad) {
@@ -226,4 +224,32 @@ t.test('batch: duplicate URLs, the last wins at its position', async (t) => {
       ['https://example.com/a', 'last'],
     ],
   );
+});
+
+t.test('unknown fields are ignored with a warning naming them; the document is accepted', async (t) => {
+  const warnings: EntryWarning[] = [];
+  const doc = validatePage({ ...base, keyword: ['typo'], dataPoints: [{ key: 'k', value: 'v', color: 1 }], filters: [{ key: 'fid#1', value: 3, unit: 'EUR' }] }, { ...ctx, warnings });
+  t.same(doc.dataPoints, [{ key: 'k', value: 'v', show: true }]);
+  t.same(doc.filters, [{ key: 'fid#1', value: 3 }]);
+  t.notOk('keyword' in doc);
+  t.same(warnings.map((w) => [w.index, w.field]), [[0, 'keyword'], [0, 'dataPoints[0].color'], [0, 'filters[0].unit']]);
+  t.match(warnings[0]!.message, /ignored/);
+
+  const batchWarnings: EntryWarning[] = [];
+  const docs = validateBatch([base, { ...base, url: 'https://example.com/b', extra: 1 }], { ...ctx, warnings: batchWarnings });
+  t.equal(docs.length, 2);
+  t.same(batchWarnings, [{ index: 1, field: 'extra', message: 'is not a page document field; ignored' }]);
+
+  // A rejected batch answers its errors only.
+  const rejected: EntryWarning[] = [];
+  failure(() => validateBatch([{ ...base, extra: 1 }, { ...base, title: 5 }], { ...ctx, warnings: rejected }));
+  t.same(rejected, []);
+});
+
+t.test('warnings are capped: the rest is counted in one entry', async (t) => {
+  const many = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`x${i}`, i]));
+  const warnings: EntryWarning[] = [];
+  validateBatch([{ ...base, ...many }, { ...base, url: 'https://example.com/b', ...many }], { ...ctx, warnings });
+  t.equal(warnings.length, MAX_WARNINGS + 1);
+  t.same(warnings[MAX_WARNINGS], { index: 0, field: 'body', message: '400 more warnings not listed' });
 });
