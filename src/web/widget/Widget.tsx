@@ -321,11 +321,11 @@ export function Widget({ opts, base, uid, emit, register }: WidgetProps) {
         g = { name, results: [] };
         groups.push(g);
       }
+      // The next page starts after every result the server sent, custom ones included.
+      loaded += results.length;
       for (const r of results) {
-        // Custom results repeat on every page: keep the first.
-        if (r.type === 'custom') {
-          if (append && g.results.some((x) => x.type === 'custom' && x.html === r.html)) continue;
-        } else loaded++;
+        // A server that repeats a custom result on every page shows it once here.
+        if (r.type === 'custom' && append && g.results.some((x) => x.type === 'custom' && x.html === r.html)) continue;
         g.results.push(r);
       }
     }
@@ -801,7 +801,7 @@ function ResultsLayer(p: LayerProps) {
               <ol class="ss-list">
                 {g.results.map((r, i) => {
                   if (r.type === 'custom') {
-                    const pos = position + 1;
+                    const pos = ++position;
                     return (
                       <li class="ss-result ss-result-custom" part="result" key={`c${i}`} onClick={(e) => p.onCustomClick(e, pos)}>
                         <OwnerHtml html={r.html ?? ''} />
