@@ -200,6 +200,13 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       runFetch: batchedPoolFetch(pool, { threads: cfg.workers }),
       // Each sitemap file is fetched and parsed in the pool (workers/read-sitemap.ts).
       runSitemap: (task) => runTask(pool, 'read-sitemap', { ...task }),
+      sitemapLimits: {
+        maxDepth: cfg.sitemapMaxDepth,
+        maxFiles: cfg.sitemapMaxFiles,
+        maxUrls: cfg.sitemapMaxUrls,
+        maxBytes: cfg.sitemapMaxMb * 1024 * 1024,
+        timeoutMs: cfg.sitemapTimeoutMs,
+      },
       log,
     });
     crawlRef = crawl;

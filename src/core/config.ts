@@ -41,6 +41,16 @@ export interface Config {
   /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
   crawlerAllowPrivate: boolean;
+  /** Levels of sitemap indexes an import follows below a configured sitemap (SITESIFT_SITEMAP_MAX_DEPTH). */
+  sitemapMaxDepth: number;
+  /** Sitemap files an import reads, indexes included (SITESIFT_SITEMAP_MAX_FILES). */
+  sitemapMaxFiles: number;
+  /** Unique URLs an import keeps (SITESIFT_SITEMAP_MAX_URLS). */
+  sitemapMaxUrls: number;
+  /** Decompressed MiB read per sitemap file (SITESIFT_SITEMAP_MAX_MB). */
+  sitemapMaxMb: number;
+  /** Time for a whole sitemap import, ms (SITESIFT_SITEMAP_TIMEOUT_MS). */
+  sitemapTimeoutMs: number;
   logLevel: LogLevel;
   /** Milliseconds between a write's acknowledgement and its visibility (default 1000). */
   refreshMs: number;
@@ -62,6 +72,13 @@ export interface Config {
  * decoded postings, 512 for BM25F values, 160 for result cards (src/index/budgets.ts splits it).
  */
 export const DEFAULT_SEARCH_MEMORY_MB = 928;
+
+/**
+ * Default limits of one sitemap import. The sitemaps protocol allows 50,000 URLs and 50 MB per
+ * file and indexes of sitemaps (not of indexes); depth 2 leaves room for sites that nest one level
+ * further, and the URL and file caps keep one import's memory and time bounded.
+ */
+export const DEFAULT_SITEMAP_LIMITS = Object.freeze({ maxDepth: 2, maxFiles: 1000, maxUrls: 200_000, maxMb: 50, timeoutMs: 300_000 });
 
 /** An unknown or invalid setting. `message` is one line that names the setting. */
 export class ConfigError extends Error {
@@ -152,6 +169,11 @@ const SPECS: SettingSpec[] = [
   { key: 'searchMemoryMb', env: 'SITESIFT_SEARCH_MEMORY_MB', flag: 'search-memory-mb', parse: parseInteger(16, 65536) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
   { key: 'crawlerAllowPrivate', env: 'SITESIFT_CRAWLER_ALLOW_PRIVATE', flag: 'crawler-allow-private', parse: parseBoolean },
+  { key: 'sitemapMaxDepth', env: 'SITESIFT_SITEMAP_MAX_DEPTH', flag: 'sitemap-max-depth', parse: parseInteger(0, 10) },
+  { key: 'sitemapMaxFiles', env: 'SITESIFT_SITEMAP_MAX_FILES', flag: 'sitemap-max-files', parse: parseInteger(1, 100_000) },
+  { key: 'sitemapMaxUrls', env: 'SITESIFT_SITEMAP_MAX_URLS', flag: 'sitemap-max-urls', parse: parseInteger(1, 10_000_000) },
+  { key: 'sitemapMaxMb', env: 'SITESIFT_SITEMAP_MAX_MB', flag: 'sitemap-max-mb', parse: parseInteger(1, 1024) },
+  { key: 'sitemapTimeoutMs', env: 'SITESIFT_SITEMAP_TIMEOUT_MS', flag: 'sitemap-timeout-ms', parse: parseInteger(1000, 86_400_000) },
   { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS) },
   { key: 'refreshMs', env: 'SITESIFT_REFRESH_MS', flag: 'refresh-ms', parse: parseInteger(10, 3_600_000) },
   { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
@@ -182,6 +204,11 @@ export function defaultConfig(): Config {
     searchMemoryMb: DEFAULT_SEARCH_MEMORY_MB,
     snapshot: null,
     crawlerAllowPrivate: false,
+    sitemapMaxDepth: DEFAULT_SITEMAP_LIMITS.maxDepth,
+    sitemapMaxFiles: DEFAULT_SITEMAP_LIMITS.maxFiles,
+    sitemapMaxUrls: DEFAULT_SITEMAP_LIMITS.maxUrls,
+    sitemapMaxMb: DEFAULT_SITEMAP_LIMITS.maxMb,
+    sitemapTimeoutMs: DEFAULT_SITEMAP_LIMITS.timeoutMs,
     logLevel: 'info',
     refreshMs: 1000,
     maxBodyBytes: 10 * MiB,

@@ -16,7 +16,7 @@ export type {
 } from './types.js';
 export { TASKS, WORKER_YOUNG_GENERATION_MB, createPool, runTask, startThread } from './pool.js';
 export type { TaskName } from './pool.js';
-export { ConfigError, DEFAULT_OPEN_PROJECTS, DEFAULT_SEARCH_MEMORY_MB, defaultConfig, describeSettings, loadConfig } from './config.js';
+export { ConfigError, DEFAULT_OPEN_PROJECTS, DEFAULT_SEARCH_MEMORY_MB, DEFAULT_SITEMAP_LIMITS, defaultConfig, describeSettings, loadConfig } from './config.js';
 export type { Config } from './config.js';
 export { SERVER_LOG_BUFFER_MS, createLogger } from './log.js';
 export type { Logger } from './log.js';

@@ -99,7 +99,7 @@ export class TaskIntake {
     })();
     // Only a whole read says which URLs left: not one with errors or cut by a limit, and not one
     // that found no URL at all (an emptied or broken sitemap must not remove the site).
-    const complete = read.errors.length === 0 && read.cut.length === 0 && read.entries.length > 0;
+    const complete = read.errors.length === 0 && read.complete && read.entries.length > 0;
     const gone = q.saveSitemapUrls(run.id, read.entries, complete);
     let removed = 0;
     if (s.removeMissing && gone.length) {
@@ -126,7 +126,7 @@ export class TaskIntake {
     q.commit();
     this.wake();
     const fields = { siteId, sitemaps: read.sitemaps, urls: read.entries.length, queued, removed, duplicates: read.duplicates, errors: read.errors.length };
-    if (read.cut.length) this.ctx.log.warn({ ...fields, cut: read.cut }, 'sitemap import cut by its limits');
+    if (read.cut.length) this.ctx.log.warn({ ...fields, complete: read.complete, cut: read.cut }, 'sitemap import cut');
     else this.ctx.log.info(fields, 'sitemap import');
     return {
       ...taskView(q.get(run.id)!),

@@ -7,37 +7,35 @@
  *
  * Bounded per import (see {@link SitemapLimits}): index depth, sitemap files, unique URLs,
  * decompressed bytes per file, and time. A sitemap is read once per import however often it is
- * listed (an index that lists itself ends at once), and a URL is kept once. What a limit cut is
- * reported in `cut`.
+ * listed (an index that lists itself ends at once), and a URL is kept once. What a limit cut, and
+ * sitemaps listed again, are reported in `cut`.
  */
+import { DEFAULT_SITEMAP_LIMITS as CONFIG_DEFAULTS } from '../core/index.js';
 import { normalizeUrl, type SitemapEntry, type SitemapFileResult, type SitemapFileTask } from '../fetch/index.js';
 
 export type { SitemapEntry };
 
-/** The per-import limits of a sitemap import (config: `SITESIFT_SITEMAP_*`). */
+/** The limits of one sitemap import (config `SITESIFT_SITEMAP_*`, docs/CRAWLER.md). */
 export interface SitemapLimits {
   /** Levels of sitemap indexes followed below a configured sitemap URL. */
   maxDepth: number;
   /** Sitemap files read per import (indexes included). */
-  maxSitemaps: number;
+  maxFiles: number;
   /** Unique URLs kept per import. */
   maxUrls: number;
   /** Decompressed bytes read per sitemap file. */
   maxBytes: number;
   /** Time for the whole import, ms. */
-  timeMs: number;
+  timeoutMs: number;
 }
 
-/**
- * Defaults: the sitemaps protocol allows 50,000 URLs and 50 MB per file and indexes of
- * sitemaps (not of indexes), so depth 2 leaves room for sites that nest one level further.
- */
+/** The configuration's defaults (src/core/config.ts) as import limits. */
 export const DEFAULT_SITEMAP_LIMITS: Readonly<SitemapLimits> = Object.freeze({
-  maxDepth: 2,
-  maxSitemaps: 1000,
-  maxUrls: 200_000,
-  maxBytes: 50 * 1024 * 1024,
-  timeMs: 300_000,
+  maxDepth: CONFIG_DEFAULTS.maxDepth,
+  maxFiles: CONFIG_DEFAULTS.maxFiles,
+  maxUrls: CONFIG_DEFAULTS.maxUrls,
+  maxBytes: CONFIG_DEFAULTS.maxMb * 1024 * 1024,
+  timeoutMs: CONFIG_DEFAULTS.timeoutMs,
 });
 
 export interface SitemapReadResult {
@@ -45,8 +43,13 @@ export interface SitemapReadResult {
   entries: SitemapEntry[];
   /** Files that could not be read, one line each: `<url>: <why>`. */
   errors: string[];
-  /** What the limits cut short, one line each (empty when everything was read). */
+  /**
+   * What was left out or read once, one line each: what a limit cut short, and sitemaps listed
+   * again (empty when every listed file was read once, whole).
+   */
   cut: string[];
+  /** False when a limit cut the import short (then it cannot tell which URLs left). */
+  complete: boolean;
   /** Sitemap files read (indexes included). */
   sitemaps: number;
   /** URLs listed more than once (kept once). */
@@ -90,7 +93,7 @@ function noteList(): { push(s: string): void; lines(): string[] } {
  */
 export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Promise<SitemapReadResult> {
   const { limits } = opts;
-  const deadline = opts.clock() + limits.timeMs;
+  const deadline = opts.clock() + limits.timeoutMs;
   const byUrl = new Map<string, SitemapEntry>();
   const errors = noteList();
   const cut = noteList();
@@ -98,6 +101,11 @@ export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Pr
   const todo: Array<{ url: string; depth: number }> = [];
   let duplicates = 0;
   let read = 0;
+  let complete = true;
+  const limited = (note: string): void => {
+    complete = false;
+    cut.push(note);
+  };
   for (const raw of urls) {
     const url = normalizeUrl(raw) ?? raw;
     if (listed.has(url)) continue;
@@ -108,15 +116,15 @@ export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Pr
   while (todo.length) {
     const left = opts.clock() < deadline ? deadline - opts.clock() : 0;
     if (left <= 0) {
-      cut.push(`time limit of ${limits.timeMs} ms reached: ${todo.length} sitemaps not read`);
+      limited(`time limit of ${limits.timeoutMs} ms reached: ${todo.length} sitemaps not read`);
       break;
     }
-    if (read >= limits.maxSitemaps) {
-      cut.push(`sitemap limit of ${limits.maxSitemaps} reached: ${todo.length} sitemaps not read`);
+    if (read >= limits.maxFiles) {
+      limited(`sitemap limit of ${limits.maxFiles} reached: ${todo.length} sitemaps not read`);
       break;
     }
     if (byUrl.size >= limits.maxUrls) {
-      cut.push(`URL limit of ${limits.maxUrls} reached: ${todo.length} sitemaps not read`);
+      limited(`URL limit of ${limits.maxUrls} reached: ${todo.length} sitemaps not read`);
       break;
     }
     const { url, depth } = todo.shift()!;
@@ -128,9 +136,9 @@ export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Pr
       allowPrivate: opts.allowPrivate,
       maxBytes: limits.maxBytes,
       maxUrls: limits.maxUrls - byUrl.size,
-      maxSitemaps: Math.max(0, limits.maxSitemaps - read - todo.length),
+      maxSitemaps: Math.max(0, limits.maxFiles - read - todo.length),
     });
-    for (const note of r.cut) cut.push(note);
+    for (const note of r.cut) limited(note);
     duplicates += r.duplicates;
     if (r.kind === 'failed') {
       errors.push(`${url}: ${r.error ?? `status ${r.status}`}`);
@@ -142,7 +150,7 @@ export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Pr
     }
     if (r.kind !== 'index' || !r.sitemaps.length) continue;
     if (depth + 1 > limits.maxDepth) {
-      cut.push(`${url}: ${r.sitemaps.length} child sitemaps not read (index depth limit ${limits.maxDepth})`);
+      limited(`${url}: ${r.sitemaps.length} child sitemaps not read (index depth limit ${limits.maxDepth})`);
       continue;
     }
     for (const child of r.sitemaps) {
@@ -154,5 +162,5 @@ export async function readSitemaps(urls: string[], opts: SitemapReadOptions): Pr
       todo.push({ url: child, depth: depth + 1 });
     }
   }
-  return { entries: [...byUrl.values()], errors: errors.lines(), cut: cut.lines(), sitemaps: read, duplicates };
+  return { entries: [...byUrl.values()], errors: errors.lines(), cut: cut.lines(), complete, sitemaps: read, duplicates };
 }

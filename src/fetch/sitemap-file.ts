@@ -49,7 +49,7 @@ export interface SitemapFileResult {
   error?: string;
   /** What a limit cut short in this file (empty when it was read whole). */
   cut: string[];
-  /** Entries listed twice in this file (kept once). */
+  /** URLs listed more than once in this file (kept once). */
   duplicates: number;
 }
 
@@ -227,18 +227,19 @@ class SitemapParser {
     }
     const url = /^https?:/i.test(abs) ? normalizeUrl(abs) : null;
     if (!url) return;
-    if (this.seen.has(url)) {
-      this.duplicates++;
-      return;
-    }
     if (name === 'url' && this.kind === 'urlset') {
+      if (this.seen.has(url)) {
+        this.duplicates++;
+        return;
+      }
       if (this.entries.length >= this.maxUrls) return this.stop(`${this.base}: stopped after ${this.entries.length} URLs (the import's URL limit)`);
+      this.seen.add(url);
       this.entries.push({ url, lastmod: this.lastmod === null ? null : normLastmod(this.lastmod) });
     } else if (name === 'sitemap' && this.kind === 'index') {
+      // Repeats are kept: the import reads each sitemap once and says which were listed again.
       if (this.sitemaps.length >= this.maxSitemaps) return this.stop(`${this.base}: stopped after ${this.sitemaps.length} child sitemaps (the import's sitemap limit)`);
       this.sitemaps.push(url);
-    } else return;
-    this.seen.add(url);
+    }
   }
 
   private stop(note: string): void {

@@ -18,6 +18,7 @@ t.test('defaults', async (t) => {
   t.equal(c.maxBodyBytes, 10 * 1024 * 1024);
   t.equal(c.primaryUrl, null);
   t.equal(c.searchMemoryMb, 928, 'engine cache memory per searching thread');
+  t.same([c.sitemapMaxDepth, c.sitemapMaxFiles, c.sitemapMaxUrls, c.sitemapMaxMb, c.sitemapTimeoutMs], [2, 1000, 200_000, 50, 300_000], 'sitemap import limits');
   t.ok(Object.isFrozen(c), 'config is frozen');
 });
 
@@ -35,6 +36,11 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_SEARCH_CACHE_MB: '0',
     SITESIFT_SEARCH_MEMORY_MB: '100',
     SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true',
+    SITESIFT_SITEMAP_MAX_DEPTH: '0',
+    SITESIFT_SITEMAP_MAX_FILES: '7',
+    SITESIFT_SITEMAP_MAX_URLS: '500',
+    SITESIFT_SITEMAP_MAX_MB: '3',
+    SITESIFT_SITEMAP_TIMEOUT_MS: '60000',
     LOG_LEVEL: 'debug',
     SITESIFT_REFRESH_MS: '200',
     SITESIFT_MAX_BODY_BYTES: '2048',
@@ -57,6 +63,11 @@ t.test('every setting is read from the environment', async (t) => {
       searchCacheMb: 0,
       searchMemoryMb: 100,
       crawlerAllowPrivate: true,
+      sitemapMaxDepth: 0,
+      sitemapMaxFiles: 7,
+      sitemapMaxUrls: 500,
+      sitemapMaxMb: 3,
+      sitemapTimeoutMs: 60000,
       logLevel: 'debug',
       refreshMs: 200,
       maxBodyBytes: 2048,
