@@ -63,6 +63,22 @@ export interface Config {
    * recently used idle ones are closed past it and reopened on their next use.
    */
   openProjects: number;
+  /**
+   * Requests per second each client IP may send to the public routes of one project
+   * (SITESIFT_RATE_PUBLIC_PER_SECOND); 0 disables the limit.
+   */
+  ratePublicPerSecond: number;
+  /** Burst of the public limit: requests a client may send at once (SITESIFT_RATE_PUBLIC_BURST). */
+  ratePublicBurst: number;
+  /** Requests per second each project API key may send to the indexing routes (SITESIFT_RATE_INDEX_PER_SECOND); 0 disables. */
+  rateIndexPerSecond: number;
+  /** Burst of the indexing limit (SITESIFT_RATE_INDEX_BURST). */
+  rateIndexBurst: number;
+  /**
+   * Most clients (IP and project, or key) the limiter remembers at once (SITESIFT_RATE_MAX_CLIENTS);
+   * past it the least recently seen are forgotten, so memory stays bounded under many addresses.
+   */
+  rateMaxClients: number;
   /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
   testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | null;
 }
@@ -179,6 +195,11 @@ const SPECS: SettingSpec[] = [
   { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
   { key: 'primaryUrl', env: 'SITESIFT_PRIMARY_URL', flag: 'primary-url', parse: parseHttpUrl },
   { key: 'openProjects', env: 'SITESIFT_OPEN_PROJECTS', flag: 'open-projects', parse: parseInteger(1, 1_000_000) },
+  { key: 'ratePublicPerSecond', env: 'SITESIFT_RATE_PUBLIC_PER_SECOND', flag: 'rate-public-per-second', parse: parseInteger(0, 1_000_000) },
+  { key: 'ratePublicBurst', env: 'SITESIFT_RATE_PUBLIC_BURST', flag: 'rate-public-burst', parse: parseInteger(1, 1_000_000) },
+  { key: 'rateIndexPerSecond', env: 'SITESIFT_RATE_INDEX_PER_SECOND', flag: 'rate-index-per-second', parse: parseInteger(0, 1_000_000) },
+  { key: 'rateIndexBurst', env: 'SITESIFT_RATE_INDEX_BURST', flag: 'rate-index-burst', parse: parseInteger(1, 1_000_000) },
+  { key: 'rateMaxClients', env: 'SITESIFT_RATE_MAX_CLIENTS', flag: 'rate-max-clients', parse: parseInteger(100, 10_000_000) },
   // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
   { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest'] as const) },
 ];
@@ -214,6 +235,11 @@ export function defaultConfig(): Config {
     maxBodyBytes: 10 * MiB,
     primaryUrl: null,
     openProjects: DEFAULT_OPEN_PROJECTS,
+    ratePublicPerSecond: 20,
+    ratePublicBurst: 60,
+    rateIndexPerSecond: 20,
+    rateIndexBurst: 100,
+    rateMaxClients: 50_000,
     testPauseIn: null,
   };
 }

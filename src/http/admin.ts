@@ -84,7 +84,7 @@ export function register(router: Router, services: Services): void {
     const body = objectBody(await readJson(ctx, { maxBytes: limit, optional: true }));
     const label = optionalString(body, 'label', 200) ?? '';
     ctx.status = 201;
-    ctx.body = { status: 'success', ...services.projects.createKey(siteId, label) };
+    ctx.body = { status: 'success', ...services.projects.createKey(siteId, label, body.scopes) };
   });
 
   router.get('/admin/projects/:siteId/keys', async (ctx) => {

@@ -27,6 +27,7 @@ import * as reports from './reports.js';
 import * as search from './search.js';
 import * as suggest from './suggest.js';
 import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
+import { createRateLimits, type RateLimits } from './rate-limit.js';
 import * as web from './web.js';
 
 /** Route modules, each exporting `register(router, services)`, registered in this order. */
@@ -54,6 +55,8 @@ export interface RequestState {
   maxBodyBytes: number;
   log: Logger;
   siteId?: string;
+  /** The app's rate limits, applied by src/http/auth.ts. */
+  rateLimits: RateLimits;
 }
 
 const STATUS_CODES: Record<number, ErrorCode> = {
@@ -138,6 +141,7 @@ function accessMs(started: bigint): number {
 export function createApp(services: Services, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  const rateLimits = createRateLimits(services.config, services.clock);
 
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -149,6 +153,7 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
     const reqId = randomUUID();
     ctx.state.reqId = reqId;
     ctx.state.maxBodyBytes = services.config.maxBodyBytes;
+    ctx.state.rateLimits = rateLimits;
     ctx.state.log = services.log.child({ reqId });
     ctx.set('X-Request-Id', reqId);
     await next();

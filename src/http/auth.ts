@@ -5,12 +5,43 @@
  * - {@link requireProject}: `{base_url}` routes (project API key in `token` or Bearer).
  * - {@link requireSite}: public `{search_url}` routes (`site` parameter).
  * - {@link requireAdmin}: `/admin/...` routes (master key, or a project key on its own project).
+ *
+ * A project key with scopes may use only the routes whose scope it has (src/http/scopes.ts);
+ * the public routes and the indexing routes take a token from the client's rate limit
+ * (src/http/rate-limit.ts) here, once the project is known.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
+import type { ResolvedToken } from '../projects/index.js';
 import { queryParam } from './params.js';
+import { enforce, type RateLimits } from './rate-limit.js';
+import { INDEXING_ROUTES, scopeFor } from './scopes.js';
+
+/** The route pattern the router matched (`/admin/projects/:siteId/keys`), or the path. */
+function routeOf(ctx: Context): string {
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof matched === 'string' ? matched : ctx.path;
+}
+
+/** The app's rate limits (src/http/app.ts puts them in the request state); none outside the app. */
+function limitsOf(ctx: Context): RateLimits | undefined {
+  return (ctx.state as { rateLimits?: RateLimits }).rateLimits;
+}
+
+/** 403 `forbidden` unless the key is unscoped or has the scope this route needs. */
+function requireScope(ctx: Context, key: ResolvedToken): void {
+  if (key.scopes === null) return;
+  const route = routeOf(ctx);
+  const needed = scopeFor(ctx.method, route);
+  if (key.scopes.includes(needed)) return;
+  throw new AppError(
+    'forbidden',
+    `This key lacks the "${needed}" scope that ${ctx.method} ${route} needs (it has: ${key.scopes.join(', ')}); create a key with that scope.`,
+    'token',
+  );
+}
 
 /** The key a request presents: `Authorization: Bearer <key>` first, else the `token` parameter. */
 export function presentedToken(ctx: Context): string | null {
@@ -56,7 +87,9 @@ export function requireProject(ctx: Context, services: Pick<Services, 'config' |
   } else {
     const resolved = services.projects.resolveToken(token);
     if (!resolved) throw new AppError('invalid_token', 'The API key is unknown or was deleted; use a current key of your project.', 'token');
+    requireScope(ctx, resolved);
     siteId = resolved.siteId;
+    if (INDEXING_ROUTES.has(`${ctx.method} ${routeOf(ctx)}`)) enforce(limitsOf(ctx)?.indexing ?? null, resolved.keyId, 'with this key to the indexing routes');
   }
   ctx.state.siteId = siteId;
   return siteId;
@@ -72,6 +105,7 @@ export function requireSite(ctx: Context, services: Pick<Services, 'projects'>, 
   if (typeof site !== 'string') throw new AppError('invalid_parameter', 'Parameter "site" must be a string.', 'site');
   if (!services.projects.hasProject(site)) throw new AppError('unknown_site', `No project "${site}".`, 'site');
   ctx.state.siteId = site;
+  enforce(limitsOf(ctx)?.publicRoutes ?? null, `${ctx.ip} ${site}`, `from this address to project "${site}"`);
   return site;
 }
 
@@ -91,5 +125,6 @@ export function requireAdmin(ctx: Context, services: Pick<Services, 'config' | '
   if (siteId === undefined || resolved.siteId !== siteId) {
     throw new AppError('forbidden', 'A project API key may only manage its own project\'s settings and keys; use the master key.');
   }
+  requireScope(ctx, resolved);
   return { kind: 'project', siteId: resolved.siteId, keyId: resolved.keyId };
 }

@@ -19,6 +19,26 @@ import { mergePatch, validateSettings, withDefaults } from './settings.js';
 
 export const SITE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+/**
+ * What a key may do within its project. A key with scopes may use only the routes of those
+ * scopes; a key without scopes (null) has full access to its project. No scope reaches
+ * another project or the master key's routes.
+ */
+export const KEY_SCOPES = ['search', 'index', 'reports', 'settings', 'admin'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/**
+ * Checks the `scopes` of a new key: absent/null → null (unscoped); otherwise a non-empty array
+ * of {@link KEY_SCOPES}, returned de-duplicated in table order. 400 `invalid_parameter` naming `scopes`.
+ */
+export function parseScopes(value: unknown): KeyScope[] | null {
+  if (value === undefined || value === null) return null;
+  const bad = () => new AppError('invalid_parameter', `"scopes" must be a non-empty array of ${KEY_SCOPES.join(', ')} (omit it for full project access).`, 'scopes');
+  if (!Array.isArray(value) || value.length === 0) throw bad();
+  for (const v of value) if (typeof v !== 'string' || !(KEY_SCOPES as readonly string[]).includes(v)) throw bad();
+  return KEY_SCOPES.filter((s) => value.includes(s));
+}
+
 export interface Project {
   siteId: string;
   name: string;
@@ -33,6 +53,8 @@ export interface ApiKeyInfo {
   prefix: string;
   createdAt: string;
   lastUsedAt: string | null;
+  /** The key's scopes; null: full access to its project. */
+  scopes: KeyScope[] | null;
 }
 
 /** A key as returned once at creation: the only time the token is visible. */
@@ -42,11 +64,15 @@ export interface CreatedKey {
   token: string;
   prefix: string;
   createdAt: string;
+  /** The key's scopes; null: full access to its project. */
+  scopes: KeyScope[] | null;
 }
 
 export interface ResolvedToken {
   siteId: string;
   keyId: string;
+  /** The key's scopes; null: full access to its project. */
+  scopes: KeyScope[] | null;
 }
 
 export type ProjectDeleteHook = (siteId: string) => void | Promise<void>;
@@ -100,6 +126,7 @@ interface KeyRow {
   prefix: string;
   created_at: string;
   last_used_at: string | null;
+  scopes: string | null;
 }
 
 /** See the module comment. Create with {@link ProjectRegistry.open}; `close()` at shutdown. */
@@ -136,7 +163,8 @@ export class ProjectRegistry {
         label TEXT NOT NULL,
         prefix TEXT NOT NULL,
         created_at TEXT NOT NULL,
-        last_used_at TEXT
+        last_used_at TEXT,
+        scopes TEXT
       );
       CREATE INDEX IF NOT EXISTS api_keys_site ON api_keys(site_id);
       CREATE TABLE IF NOT EXISTS settings (
@@ -145,6 +173,9 @@ export class ProjectRegistry {
         updated_at TEXT NOT NULL
       );
     `);
+    // Databases made before scopes existed: their keys keep full project access (NULL).
+    const columns = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'scopes')) db.exec('ALTER TABLE api_keys ADD COLUMN scopes TEXT');
     this.stmt = prepareStatements(db);
   }
 
@@ -221,7 +252,7 @@ export class ProjectRegistry {
 
   // ---------------------------------------------------------------- keys
 
-  private insertKey(siteId: string, label: string): CreatedKey {
+  private insertKey(siteId: string, label: string, scopes: KeyScope[] | null = null): CreatedKey {
     const token = generateToken();
     const key: CreatedKey = {
       id: randomBytes(8).toString('hex'),
@@ -229,8 +260,9 @@ export class ProjectRegistry {
       token,
       prefix: token.slice(0, 8),
       createdAt: this.now(),
+      scopes,
     };
-    this.stmt.insertKey.run(key.id, siteId, hashToken(token), key.label, key.prefix, key.createdAt);
+    this.stmt.insertKey.run(key.id, siteId, hashToken(token), key.label, key.prefix, key.createdAt, scopes === null ? null : scopes.join(','));
     return key;
   }
 
@@ -238,10 +270,15 @@ export class ProjectRegistry {
     if (!this.hasProject(siteId)) throw new AppError('not_found', `No project "${siteId}".`, 'siteId');
   }
 
-  /** Creates an API key; its token is in the result and nowhere else. 404 `not_found` for an unknown project. */
-  createKey(siteId: string, label = ''): CreatedKey {
+  /**
+   * Creates an API key; its token is in the result and nowhere else. `scopes` null (default):
+   * full project access; otherwise checked by {@link parseScopes}. 404 `not_found` for an unknown project.
+   *
+   * @example registry.createKey('docs', 'search box', ['search'])
+   */
+  createKey(siteId: string, label = '', scopes: unknown = null): CreatedKey {
     this.requireExisting(siteId);
-    return this.insertKey(siteId, label);
+    return this.insertKey(siteId, label, parseScopes(scopes));
   }
 
   listKeys(siteId: string): ApiKeyInfo[] {
@@ -269,7 +306,7 @@ export class ProjectRegistry {
    */
   resolveToken(token: string): ResolvedToken | null {
     if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
-    const row = this.stmt.keyByHash.get(hashToken(token)) as { id: string; site_id: string; last_used_at: string | null } | undefined;
+    const row = this.stmt.keyByHash.get(hashToken(token)) as { id: string; site_id: string; last_used_at: string | null; scopes: string | null } | undefined;
     if (!row) return null;
     const now = this.clock();
     let last = this.lastUsedWritten.get(row.id);
@@ -284,7 +321,7 @@ export class ProjectRegistry {
       }
     }
     this.lastUsedWritten.set(row.id, last);
-    return { siteId: row.site_id, keyId: row.id };
+    return { siteId: row.site_id, keyId: row.id, scopes: storedScopes(row.scopes) };
   }
 
   // ---------------------------------------------------------------- settings
@@ -362,12 +399,12 @@ function prepareStatements(db: Database.Database) {
     getProject: db.prepare('SELECT site_id AS siteId, name, created_at AS createdAt FROM projects WHERE site_id = ?'),
     listProjects: db.prepare('SELECT site_id AS siteId, name, created_at AS createdAt FROM projects ORDER BY site_id'),
     deleteProject: db.prepare('DELETE FROM projects WHERE site_id = ?'),
-    insertKey: db.prepare('INSERT INTO api_keys (id, site_id, hash, label, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertKey: db.prepare('INSERT INTO api_keys (id, site_id, hash, label, prefix, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     listKeys: db.prepare('SELECT * FROM api_keys WHERE site_id = ? ORDER BY created_at, id'),
     getKey: db.prepare('SELECT * FROM api_keys WHERE site_id = ? AND id = ?'),
     renameKey: db.prepare('UPDATE api_keys SET label = ? WHERE site_id = ? AND id = ?'),
     deleteKey: db.prepare('DELETE FROM api_keys WHERE site_id = ? AND id = ?'),
-    keyByHash: db.prepare('SELECT id, site_id, last_used_at FROM api_keys WHERE hash = ?'),
+    keyByHash: db.prepare('SELECT id, site_id, last_used_at, scopes FROM api_keys WHERE hash = ?'),
     touchKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     getSettings: db.prepare('SELECT json FROM settings WHERE site_id = ?'),
     putSettings: db.prepare(
@@ -376,6 +413,12 @@ function prepareStatements(db: Database.Database) {
   };
 }
 
+/** The stored comma list as scopes (unknown names dropped); NULL: unscoped. */
+function storedScopes(stored: string | null): KeyScope[] | null {
+  if (stored === null) return null;
+  return KEY_SCOPES.filter((s) => stored.split(',').includes(s));
+}
+
 function keyInfo(row: KeyRow): ApiKeyInfo {
-  return { id: row.id, label: row.label, prefix: row.prefix, createdAt: row.created_at, lastUsedAt: row.last_used_at };
+  return { id: row.id, label: row.label, prefix: row.prefix, createdAt: row.created_at, lastUsedAt: row.last_used_at, scopes: storedScopes(row.scopes) };
 }

@@ -46,6 +46,11 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_MAX_BODY_BYTES: '2048',
     SITESIFT_PRIMARY_URL: 'http://primary:8080/',
     SITESIFT_OPEN_PROJECTS: '32',
+    SITESIFT_RATE_PUBLIC_PER_SECOND: '0',
+    SITESIFT_RATE_PUBLIC_BURST: '5',
+    SITESIFT_RATE_INDEX_PER_SECOND: '3',
+    SITESIFT_RATE_INDEX_BURST: '7',
+    SITESIFT_RATE_MAX_CLIENTS: '1000',
     SITESIFT_TEST_PAUSE_IN: 'merge',
   });
   t.same(
@@ -73,6 +78,11 @@ t.test('every setting is read from the environment', async (t) => {
       maxBodyBytes: 2048,
       primaryUrl: 'http://primary:8080',
       openProjects: 32,
+      ratePublicPerSecond: 0,
+      ratePublicBurst: 5,
+      rateIndexPerSecond: 3,
+      rateIndexBurst: 7,
+      rateMaxClients: 1000,
       testPauseIn: 'merge',
     },
   );
@@ -112,6 +122,8 @@ t.test('invalid values: one line naming the setting', async (t) => {
     [[], { SITESIFT_MASTER_KEY: 'short' }, 'SITESIFT_MASTER_KEY'],
     [[], { SITESIFT_DATA_DIR: '  ' }, 'SITESIFT_DATA_DIR'],
     [[], { SITESIFT_PORT: '1' }, 'SITESIFT_PORT'],
+    [[], { SITESIFT_RATE_PUBLIC_BURST: '0' }, 'SITESIFT_RATE_PUBLIC_BURST'],
+    [[], { SITESIFT_RATE_INDEX_PER_SECOND: '-1' }, 'SITESIFT_RATE_INDEX_PER_SECOND'],
     [['--port', 'x'], {}, '--port'],
     [['--bogus=1'], {}, '--bogus'],
     [['--port'], {}, '--port'],

@@ -3,7 +3,8 @@
  * temporary data directory; nothing reads /work/shared or the real environment.
  *
  * - {@link tempDataDir}: a temp dir removed when the test ends (pass `t`) or by the caller.
- * - {@link startTestServer}: in-process server (port 0, fast refresh, silent logs, no cron jobs);
+ * - {@link startTestServer}: in-process server (port 0, fast refresh, silent logs, no cron jobs,
+ *   no rate limits unless `env` sets them);
  *   returns `url`, `masterKey`, the `default` project's `token`, `services`, `close()`.
  * - {@link spawnServer}: a child process `node --import tsx src/main.ts` for crash and signal
  *   tests; resolves once it logs "listening".
@@ -62,7 +63,8 @@ export interface TestServerOptions {
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDataDir();
-  const env = { SITESIFT_REFRESH_MS: '50', SITESIFT_WORKERS: '2', ...opts.env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir };
+  // Tests send bursts no visitor would; the rate-limit tests turn the limits on in `env`.
+  const env = { SITESIFT_REFRESH_MS: '50', SITESIFT_WORKERS: '2', SITESIFT_RATE_PUBLIC_PER_SECOND: '0', SITESIFT_RATE_INDEX_PER_SECOND: '0', ...opts.env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir };
   const config = loadConfig([], env);
   let printed = '';
   const out = new PassThrough();

@@ -71,7 +71,7 @@ t.test('keys: create, list without token, rename, delete fails at once', async (
   const list = await api(s.url, '/admin/projects/default/keys', { token: s.token });
   t.equal(list.body.status, 'success');
   t.equal(list.body.keys.length, 3);
-  for (const k of list.body.keys) t.same(Object.keys(k).sort(), ['createdAt', 'id', 'label', 'lastUsedAt', 'prefix']);
+  for (const k of list.body.keys) t.same(Object.keys(k).sort(), ['createdAt', 'id', 'label', 'lastUsedAt', 'prefix', 'scopes']);
   t.notOk(list.text.includes(created.body.token), 'no token in listings');
   const me = list.body.keys.find((k: any) => s.token.startsWith(k.prefix));
   t.type(me.lastUsedAt, 'string', 'lastUsedAt recorded for the key in use');

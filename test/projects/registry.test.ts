@@ -37,10 +37,10 @@ t.test('keys: stored hashed only, listed without token, rename, delete fails at 
   const { dir, reg } = open(t);
   const { key } = reg.createProject('docs');
   const second = reg.createKey('docs', 'ci');
-  t.same(reg.resolveToken(second.token), { siteId: 'docs', keyId: second.id });
+  t.same(reg.resolveToken(second.token), { siteId: 'docs', keyId: second.id, scopes: null });
   const listed = reg.listKeys('docs');
   t.equal(listed.length, 2);
-  for (const k of listed) t.same(Object.keys(k).sort(), ['createdAt', 'id', 'label', 'lastUsedAt', 'prefix']);
+  for (const k of listed) t.same(Object.keys(k).sort(), ['createdAt', 'id', 'label', 'lastUsedAt', 'prefix', 'scopes']);
   t.notOk(JSON.stringify(listed).includes(second.token), 'listing never shows a token');
 
   const db = new Database(path.join(dir, 'system.db'), { readonly: true });
@@ -146,4 +146,30 @@ t.test('hasProject answers from memory and follows create/delete and reopening',
   t.teardown(() => again.close());
   t.ok(again.hasProject('alpha') && again.hasProject('beta'));
   t.notOk(again.hasProject('gamma'));
+});
+
+t.test('key scopes: stored, resolved, listed; a database from before scopes keeps its keys unscoped', async (t) => {
+  const dir = tempDataDir(t);
+  // The api_keys table as it was before the scopes column existed, with one key in it.
+  const old = new Database(path.join(dir, 'system.db'));
+  old.exec(`
+    CREATE TABLE projects (site_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL);
+    CREATE TABLE api_keys (id TEXT PRIMARY KEY, site_id TEXT NOT NULL REFERENCES projects(site_id) ON DELETE CASCADE,
+      hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, prefix TEXT NOT NULL, created_at TEXT NOT NULL, last_used_at TEXT);
+  `);
+  old.prepare('INSERT INTO projects VALUES (?, ?, ?)').run('docs', 'Docs', '2025-01-01T00:00:00.000Z');
+  old.prepare('INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)').run('k1', 'docs', hashToken('ss_oldkey'), 'old', 'ss_oldke', '2025-01-01T00:00:00.000Z');
+  old.close();
+
+  const reg = ProjectRegistry.open(dir);
+  t.teardown(() => reg.close());
+  t.same(reg.resolveToken('ss_oldkey'), { siteId: 'docs', keyId: 'k1', scopes: null }, 'the existing key keeps full access');
+  t.same(reg.listKeys('docs')[0]!.scopes, null);
+
+  const scoped = reg.createKey('docs', 'search box', ['search']);
+  t.same(scoped.scopes, ['search']);
+  t.same(reg.resolveToken(scoped.token)!.scopes, ['search']);
+  t.same(reg.createKey('docs', 'all').scopes, null, 'no scopes: full project access');
+  t.throws(() => reg.createKey('docs', 'x', ['root']), { code: 'invalid_parameter', field: 'scopes' });
+  t.same(reg.listKeys('docs').find((k) => k.id === scoped.id)!.scopes, ['search'], 'listing shows the scopes');
 });
