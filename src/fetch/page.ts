@@ -9,7 +9,7 @@ import { threadResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument, type FileKind } from './extract/documents.js';
 import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag, type HtmlExtract } from './extract/html.js';
-import type { PageRules } from './extract/rules.js';
+import { resolveGroup, type PageRules } from './extract/rules.js';
 import { fetchGuarded, type FetchedResponse, type FetchFailure, type FetchOptions, type RedirectHop } from './fetch.js';
 
 /** The pool task input: the URL and how to fetch it (the worker brings its own resolver). */
@@ -92,14 +92,18 @@ export function htmlPage(res: FetchedResponse, rules: PageRules | null): Extract
   return page;
 }
 
-/** A document response (PDF, office formats, text) as a page; robots and canonical come from its headers. */
-async function documentPage(res: FetchedResponse, kind: Exclude<FileKind, 'html'>): Promise<ExtractedPage> {
+/**
+ * A document response (PDF, office formats, text) as a page; robots and canonical come from its
+ * headers, its result group from the groups' URL patterns (selectors need markup).
+ */
+async function documentPage(res: FetchedResponse, kind: Exclude<FileKind, 'html'>, rules: PageRules | null): Promise<ExtractedPage> {
   const doc = await extractDocument(kind, res.body, res.headers['content-type']);
   const robots = parseXRobotsTag(res.headers['x-robots-tag']);
   return {
     ...emptyPage(res.url, res.hops, DOCUMENT_TYPE_OF[kind]),
     title: doc.title || fileTitle(res.url),
     content: doc.content,
+    contentGroup: rules ? resolveGroup(null, res.url, rules.resultGroups) : '',
     canonical: canonicalFromLinkHeader(res.headers['link'], res.url),
     noindex: robots.noindex,
     nofollow: robots.nofollow,
@@ -139,7 +143,7 @@ export async function fetchAndExtract(task: FetchExtractTask, resolver: Resolver
   if (!kind) return { ...emptyPage(res.url, res.hops, 'HTML'), status: 806, message: `Unsupported content type ${contentType ?? '(none)'}` };
   let page: ExtractedPage;
   try {
-    page = kind === 'html' ? htmlPage(res, task.rules) : await documentPage(res, kind);
+    page = kind === 'html' ? htmlPage(res, task.rules) : await documentPage(res, kind, task.rules);
   } catch (err) {
     const documentType = DOCUMENT_TYPE_OF[kind];
     const message = `Could not read the ${documentType} document: ${(err as Error)?.message ?? String(err)}`.slice(0, 300);

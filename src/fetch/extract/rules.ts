@@ -1,6 +1,7 @@
 /**
  * The Control Panel rules of a project applied to one parsed HTML page: result groups, data
- * points (CSS selector, meta tag or JSON-LD path) and the filter values derived from them. Pure;
+ * points (CSS selector, meta tag or JSON-LD path) and the filter values derived from them (a
+ * document gets its result group by URL pattern only). Pure;
  * runs in the pool worker, over the cheerio view of the page's tree that the HTML extractor
  * creates only when a rule needs selectors.
  *
@@ -71,12 +72,15 @@ export function coerceDataPoint(raw: string, type: DataPointRule['type']): strin
 /**
  * The result group of a page: the first group whose URL pattern matches or whose selector
  * matches an element; '' when none does. Selectors are only run (and cheerio only loaded) when
- * no earlier group matched by URL.
+ * no earlier group matched by URL. A document (PDF, office formats, text) has no markup: pass
+ * null and only URL patterns decide.
+ *
+ * @example resolveGroup(null, 'https://example.com/manuals/a.pdf', [{ name: 'Manuals', urlPattern: '/manuals/' }]) // 'Manuals'
  */
-export function resolveGroup($$: LazyCheerio, url: string, groups: ResultGroupRule[]): string {
+export function resolveGroup($$: LazyCheerio | null, url: string, groups: ResultGroupRule[]): string {
   for (const g of groups) {
     if (g.urlPattern && matchesPattern(g.urlPattern, url)) return g.name;
-    if (g.selector && (safeSelect($$(), g.selector)?.length ?? 0) > 0) return g.name;
+    if ($$ && g.selector && (safeSelect($$(), g.selector)?.length ?? 0) > 0) return g.name;
   }
   return '';
 }
