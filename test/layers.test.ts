@@ -11,8 +11,8 @@ import { findCycles, importEdges, ROOT, unitOf } from './helpers/import-graph.js
 
 /** Floors from the ground up; a unit may import units on lower floors only. */
 export const FLOORS: string[][] = [
-  ['src/core'], // errors, logger, shared types, URL helpers, config
-  ['src/text'], // folding, tokenising, stemming, stop words, typo automata
+  ['src/core'], // errors, logger, shared types, URL helpers, config, worker threads and pool task names
+  ['src/text'], // folding, tokenising, stemming, stop words, typo automata, RE2 URL patterns
   ['src/index'], // segments, manifest, commit chain, merges
   ['src/projects'], // project registry and settings
   ['src/search', 'src/ingest', 'src/analytics', 'src/fetch'], // src/fetch: one page fetched and extracted (pool threads)

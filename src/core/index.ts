@@ -23,3 +23,4 @@ export type { Logger } from './log.js';
 export { normalizeUrl, normalizeUrlObject } from './url.js';
 export type { NormalizeOptions } from './url.js';
 export { safeImageUrl } from './url.js';
+export { workerExecArgv, workerFile } from './pool.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { Piscina } from 'piscina';
-import { workerExecArgv, workerFile } from '../../src/core/pool.js';
+import { workerExecArgv, workerFile } from '../../src/core/index.js';
 import { CrawlService, type CrawlLog, type CrawlServiceOptions } from '../../src/crawl/index.js';
 import type { ExtractedPage, Resolver, SitemapFileResult, SitemapFileTask } from '../../src/fetch/index.js';
 import { MemoryIndex, testSettings } from './helpers/memory-index.js';
