@@ -312,7 +312,8 @@ function banner(url: string, dataDir: string, masterKey: string, token: string):
     `  API key    : ${token}`,
     '',
     '  Index a page, then search it:',
-    `  curl -X POST '${url}/sites/pageJson?token=${token}' -H 'Content-Type: application/json' -d '${doc}'`,
+    // refresh=true: the push answers once the page is searchable, so the next line finds it.
+    `  curl -X POST '${url}/sites/pageJson?token=${token}&refresh=true' -H 'Content-Type: application/json' -d '${doc}'`,
     `  curl '${url}/sites?site=default&query=hello'`,
     '',
     '',

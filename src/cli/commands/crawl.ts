@@ -1,7 +1,8 @@
 /**
  * `sitesift crawl <siteId>`: starts a site crawl on the running server (POST /sites/crawl), or
  * with `--page URL` queues one URL (POST /index/documents); `--wait` follows the task until it
- * is done. Talks to the server with the master key, naming the project in `site`.
+ * is done, and with `--page` fails (exit 1, naming the status) unless the page was indexed.
+ * Talks to the server with the master key, naming the project in `site`.
  */
 import { adminClient, type AdminClient } from '../admin-client.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, CliError, parseFlags, UsageError, type Command } from '../command.js';
@@ -27,7 +28,9 @@ export const crawl: Command = {
 Without --page: starts a crawl of the project's site from its settings' crawler.rootUrls
 (breadth-first inside the allowed hosts, to maxDepth/maxPages). A crawl already running is
 reported instead of starting a second one.
-With --page URL: queues that one URL; the crawler fetches it under the project's rules.
+With --page URL: queues that one URL; the crawler fetches it under the project's rules. With
+--wait the exit code is 0 only when the page was indexed (status 200); otherwise the command
+prints the page's status (404, 807 blocked address, 810 network error, ...) and exits 1.
 
 Options:
   --page URL        queue one URL instead of crawling the site
@@ -57,6 +60,12 @@ Examples:
     if (!values.wait) return 0;
     const task = await waitForTask(client, siteId, taskId, io.stdout);
     if (values.json) io.stdout.write(JSON.stringify(task) + '\n');
+    // A page task is "done" once its outcome is recorded, a 404 or a refused address included:
+    // only an indexed page (200) is a success for the caller who asked for that page.
+    if (values.page && task.indexStatus !== 200) {
+      const status = task.indexStatus === undefined ? 'no status' : `status ${String(task.indexStatus)}`;
+      throw new CliError(`${String(res.url ?? values.page)} was not indexed: ${status}${task.message ? ` (${String(task.message)})` : ''}`);
+    }
     if (task.state === 'failed') throw new CliError(`task ${taskId} failed: ${String(task.message ?? '')}`);
     return 0;
   },

@@ -57,3 +57,15 @@ t.test('crawl --wait, crawl --page, sitemap', async (t) => {
   const usage = await cli(['crawl']);
   t.equal(usage.code, 2);
 });
+
+t.test('crawl --page --wait exits 1 with the status when the page was not indexed', async (t) => {
+  const missing = await cli(['crawl', 'cr', '--page', `${site.url}/missing.html`, '--wait']);
+  t.equal(missing.code, 1, 'a 404 is a failure for the caller');
+  t.match(missing.stdout, /done — HTTP 404/, 'the task itself is done: its outcome was recorded');
+  t.match(missing.stderr, /missing\.html was not indexed: status 404 \(HTTP 404\)/);
+  const json = await cli(['crawl', 'cr', '--page', `${site.url}/missing.html`, '--wait', '--json']);
+  t.equal(json.code, 1);
+  t.match(JSON.parse(json.stdout.trim().split('\n').pop()!), { state: 'done', indexStatus: 404 });
+  const found = await cli(['crawl', 'cr', '--page', `${site.url}/b.html`, '--wait']);
+  t.equal(found.code, 0, found.stderr);
+});
