@@ -4,8 +4,7 @@
  * Why: `JSON.parse` of a whole body needs the body as ONE string — 0.6 MB for a batch of 100
  * pages. V8 puts a string that size in its large-object space, which only a full GC frees, so
  * during a bulk import the main thread's heap filled with dead body strings between full GCs
- * (V8 let it grow to ≈ 4× the live heap: 230–330 MB at the end of a 100k import, docs/STORAGE.md
- * "Session 7"). Parsed element by element, each string is one document's JSON (a few KB) and
+ * (V8 lets it grow to ≈ 4× the live heap: 230–330 MB at the end of a 100k import). Parsed element by element, each string is one document's JSON (a few KB) and
  * dies young; a scavenge frees it.
  *
  * The result is the value `JSON.parse` would give for the whole body: the elements are cut at
