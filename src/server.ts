@@ -15,7 +15,7 @@ import type { Writable } from 'node:stream';
 import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/index.js';
 import { type Config, createLogger, SERVER_LOG_BUFFER_MS, type Logger, createPool, runTask } from './core/index.js';
-import { createApp, type AppOptions, answerClientErrors } from './http/index.js';
+import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
 import { createSearchExecutor, SearchService, SuggestService } from './search/index.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
@@ -38,6 +38,8 @@ export interface StartOptions {
 export interface RunningServer {
   /** `http://host:port` actually bound (port 0 → the chosen port). */
   url: string;
+  /** `http://host:port` of the separate metrics listener (SITESIFT_METRICS_ADDRESS), or null. */
+  metricsUrl: string | null;
   services: Services;
   /** Graceful shutdown; idempotent (later calls return the same promise). */
   close(): Promise<void>;
@@ -248,7 +250,8 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     }
 
     // ---- HTTP
-    const app = createApp(services, opts.app);
+    const metrics = createMetrics(services);
+    const app = createApp(services, { ...opts.app, metrics });
     const server = http.createServer(app.callback());
     // Slow clients must not hold a socket forever; generous enough for 10 MiB uploads.
     server.requestTimeout = 120_000;
@@ -265,7 +268,18 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     const addr = server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const url = `http://${host}:${addr.port}`;
-    log.info({ url, dataDir: cfg.dataDir, role: cfg.role, workers: cfg.workers, searchThreads: cfg.searchThreads }, 'listening');
+    let metricsUrl: string | null = null;
+    if (cfg.metricsAddress) {
+      try {
+        const ms = await startMetricsServer(metrics, cfg.metricsAddress.host, cfg.metricsAddress.port);
+        cleanups.push(() => ms.close());
+        metricsUrl = ms.url;
+      } catch (err) {
+        server.close();
+        throw err;
+      }
+    }
+    log.info({ url, ...(metricsUrl ? { metricsUrl } : {}), dataDir: cfg.dataDir, role: cfg.role, workers: cfg.workers, searchThreads: cfg.searchThreads }, 'listening');
 
     if (firstProject) {
       stdout.write(banner(url, cfg.dataDir, masterKey, firstProject.key.token));
@@ -294,7 +308,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       })();
       return closing;
     };
-    return { url, services, close };
+    return { url, metricsUrl, services, close };
   } catch (err) {
     await undo();
     throw err;

@@ -155,6 +155,8 @@ export class QueryLogService {
   private writer: LogWriterThread | null = null;
   /** Entries dropped because the queue was full (exposed for status/metrics). */
   dropped = 0;
+  /** When the oldest entry of {@link batches} was queued (null while none is). */
+  private oldestQueuedAt: number | null = null;
 
   constructor(private readonly opts: QueryLogOptions) {}
 
@@ -278,6 +280,7 @@ export class QueryLogService {
 
   private queuedOne(): void {
     this.queued++;
+    if (this.queued === 1) this.oldestQueuedAt = this.opts.clock();
     if (this.queued >= (this.opts.maxBatch ?? DEFAULT_MAX_BATCH) && !this.flushScheduled) {
       this.flushScheduled = true;
       // Next macrotask: after the current request has been answered.
@@ -290,6 +293,7 @@ export class QueryLogService {
     const all = this.batches;
     this.batches = new Map();
     this.queued = 0;
+    this.oldestQueuedAt = null;
     return all;
   }
 
@@ -301,7 +305,8 @@ export class QueryLogService {
     this.flushScheduled = false;
     if (this.queued === 0 || this.closed) return;
     if (this.writer?.alive) {
-      this.handOver(this.takeAll());
+      const since = this.oldestQueuedAt;
+      this.handOver(this.takeAll(), since);
       return;
     }
     // Without the thread: at most one chunk per turn, projects in the order they were queued.
@@ -315,6 +320,7 @@ export class QueryLogService {
       budget -= n;
       this.queued -= n;
     }
+    if (this.queued === 0) this.oldestQueuedAt = null;
     // Suggestion aggregates follow later (site-log.ts, AGGREGATE_EVERY_ROWS).
     this.write(chunk, false);
     if (this.queued > 0) {
@@ -328,7 +334,7 @@ export class QueryLogService {
    * project is opened first (creating the file, counting what a crash left unaggregated), so
    * the thread only ever appends to a file the main thread has prepared.
    */
-  private handOver(bySite: Map<string, LogBatch>): void {
+  private handOver(bySite: Map<string, LogBatch>, since: number | null): void {
     const sites: WriterBatch[] = [];
     for (const [siteId, logBatch] of bySite) {
       try {
@@ -338,7 +344,7 @@ export class QueryLogService {
         this.opts.onError?.(err, `querylog.flush ${siteId}`);
       }
     }
-    this.writer!.write(sites);
+    this.writer!.write(sites, since);
     // A project whose log was closed during this hand-over (more projects than stay open) is
     // closed in the writer thread too once the batch is written, so the thread stays bounded.
     for (const s of sites) if (!this.sitesOpen.has(s.siteId)) this.writer!.closeSite(s.siteId);
@@ -362,6 +368,18 @@ export class QueryLogService {
   /** Entries waiting for the writer. */
   get pending(): number {
     return this.queued;
+  }
+
+  /**
+   * The query log's lag: entries recorded but not committed yet (queued here or in flight to
+   * the writer thread) and when the oldest of them was recorded (null when there are none).
+   * Read by the metrics scrape.
+   */
+  backlog(): { entries: number; oldestAt: number | null } {
+    const inFlight = this.writer?.inFlightEntries() ?? { entries: 0, oldestAt: null };
+    const a = inFlight.oldestAt;
+    const b = this.queued > 0 ? this.oldestQueuedAt : null;
+    return { entries: this.queued + inFlight.entries, oldestAt: a === null ? b : b === null ? a : Math.min(a, b) };
   }
 
   /**

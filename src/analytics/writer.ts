@@ -50,7 +50,7 @@ export class LogWriterThread {
   private readonly done = new Int32Array(new SharedArrayBuffer(4));
   private seq = 0;
   /** Requests not answered yet, with the batches of a `write` (their rows, for `onWritten`). */
-  private readonly inflight = new Map<number, { req: WriterRequest; sites?: WriterBatch[] }>();
+  private readonly inflight = new Map<number, { req: WriterRequest; sites?: WriterBatch[]; since?: number | null }>();
   /** Whether batches were sent since the last `aggregate` request (pending aggregates there). */
   private wrote = false;
   private dead = false;
@@ -95,11 +95,26 @@ export class LogWriterThread {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Sends one batch per project; returns at once (the thread commits it). */
-  write(sites: WriterBatch[]): void {
+  /**
+   * Sends one batch per project; returns at once (the thread commits it). `since`: when the
+   * oldest of their entries was recorded ({@link inFlightEntries}).
+   */
+  write(sites: WriterBatch[], since: number | null = null): void {
     if (sites.length === 0) return;
-    this.send({ type: 'write', seq: 0, sites: sites.map((b) => ({ siteId: b.siteId, file: b.file, batch: b.batch.toWire() })) }, sites);
+    this.send({ type: 'write', seq: 0, sites: sites.map((b) => ({ siteId: b.siteId, file: b.file, batch: b.batch.toWire() })) }, sites, since);
     this.wrote = true;
+  }
+
+  /** Entries sent and not committed yet, and when the oldest of them was recorded. */
+  inFlightEntries(): { entries: number; oldestAt: number | null } {
+    let entries = 0;
+    let oldestAt: number | null = null;
+    for (const p of this.inflight.values()) {
+      if (!p.sites) continue;
+      for (const s of p.sites) entries += s.batch.entries;
+      if (p.since != null && (oldestAt === null || p.since < oldestAt)) oldestAt = p.since;
+    }
+    return { entries, oldestAt };
   }
 
   /**
@@ -130,10 +145,10 @@ export class LogWriterThread {
     void this.worker.terminate();
   }
 
-  private send(req: WriterRequest, sites?: WriterBatch[]): void {
+  private send(req: WriterRequest, sites?: WriterBatch[], since?: number | null): void {
     req.seq = ++this.seq;
     if (this.inflight.size === 0) this.port.ref();
-    this.inflight.set(req.seq, { req, ...(sites ? { sites } : {}) });
+    this.inflight.set(req.seq, { req, ...(sites ? { sites, since } : {}) });
     this.port.postMessage(req);
   }
 

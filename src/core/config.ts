@@ -79,6 +79,11 @@ export interface Config {
    * past it the least recently seen are forgotten, so memory stays bounded under many addresses.
    */
   rateMaxClients: number;
+  /**
+   * Where `GET /metrics` is also served, without a key (SITESIFT_METRICS_ADDRESS, `host:port`,
+   * `[v6]:port` or a bare port on 127.0.0.1); null: only on the API address, with the master key.
+   */
+  metricsAddress: { host: string; port: number } | null;
   /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
   testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | null;
 }
@@ -166,6 +171,14 @@ function parseMasterKey(raw: string, name: string): string {
   return s;
 }
 
+function parseAddress(raw: string, name: string): { host: string; port: number } {
+  const s = raw.trim();
+  const m = /^(?:(?:\[([0-9a-fA-F:.]+)\]|([^\s/:[\]]+)):)?(\d{1,5})$/.exec(s);
+  if (!m || Number(m[3]) > 65535) throw new ConfigError(name, `${name} must be host:port, [ipv6]:port or a port, got "${raw}"`);
+  const port = Number(m[3]);
+  return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
+}
+
 function parseHost(raw: string, name: string): string {
   const s = raw.trim();
   if (s === '' || /[\s/]/.test(s)) throw new ConfigError(name, `${name} must be a host name or IP address, got "${raw}"`);
@@ -199,6 +212,7 @@ const SPECS: SettingSpec[] = [
   { key: 'ratePublicBurst', env: 'SITESIFT_RATE_PUBLIC_BURST', flag: 'rate-public-burst', parse: parseInteger(1, 1_000_000) },
   { key: 'rateIndexPerSecond', env: 'SITESIFT_RATE_INDEX_PER_SECOND', flag: 'rate-index-per-second', parse: parseInteger(0, 1_000_000) },
   { key: 'rateIndexBurst', env: 'SITESIFT_RATE_INDEX_BURST', flag: 'rate-index-burst', parse: parseInteger(1, 1_000_000) },
+  { key: 'metricsAddress', env: 'SITESIFT_METRICS_ADDRESS', flag: 'metrics-address', parse: parseAddress },
   { key: 'rateMaxClients', env: 'SITESIFT_RATE_MAX_CLIENTS', flag: 'rate-max-clients', parse: parseInteger(100, 10_000_000) },
   // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
   { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest'] as const) },
@@ -240,6 +254,7 @@ export function defaultConfig(): Config {
     rateIndexPerSecond: 20,
     rateIndexBurst: 100,
     rateMaxClients: 50_000,
+    metricsAddress: null,
     testPauseIn: null,
   };
 }

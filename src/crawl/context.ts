@@ -134,6 +134,8 @@ export interface CrawlContext {
   readonly queues: ProjectQueues;
   /** Running tasks whose URL was removed from the index: they finish without writing. */
   readonly cancelled: Set<string>;
+  /** Page tasks finished since start, by index status (`failed` when none was recorded); read by metrics. */
+  readonly outcomes: Map<string, number>;
   /** Between `start()` and `stop()`. */
   started: boolean;
   /** From `stop()` on: no task is handed out, none writes, none is retried. */

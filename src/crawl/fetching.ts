@@ -72,6 +72,8 @@ export class TaskRunner {
       }
       const superseded = await this.writer.write(siteId, index, q, task, !!run, ops);
       q.finish(task.id, state, status, superseded ? 'Not written: a newer JSON push of this URL wins' : message);
+      const key = status === null ? 'failed' : String(status);
+      ctx.outcomes.set(key, (ctx.outcomes.get(key) ?? 0) + 1);
       this.progress.settle(siteId, q, run);
     };
     const skip = (status: number, message: string, at = url, partial: Partial<PageDoc> = {}): Promise<void> => {

@@ -58,6 +58,7 @@ export class CrawlService {
       log: opts.log ?? silentLog,
       queues: new ProjectQueues(opts.dataDir, opts.clock),
       cancelled: new Set(),
+      outcomes: new Map(),
       started: false,
       stopped: false,
     };
@@ -130,6 +131,21 @@ export class CrawlService {
   /** Queued or running page tasks of the project (`pending` of indexStatus). */
   pending(siteId: string): number {
     return this.progress.pending(siteId);
+  }
+
+  /**
+   * Page tasks finished since the server started, by index status (`"200"`, `"404"`, `"801"`;
+   * `"failed"` for a task that ended without one): the crawl's fetches by status, for metrics.
+   */
+  fetchOutcomes(): ReadonlyMap<string, number> {
+    return this.ctx.outcomes;
+  }
+
+  /** Queued or running page tasks of every project whose queue is open (metrics). */
+  queueDepths(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [siteId, q] of this.ctx.queues.entries()) out.set(siteId, q.pending());
+    return out;
   }
 
   /** {@link pending} under the name the reports route looks for. */

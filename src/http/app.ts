@@ -2,7 +2,8 @@
  * The Koa application: middleware composed once, in this order (main thread):
  *
  * 1. request id — a UUID per request, echoed in `X-Request-Id`, bound to the request logger;
- * 2. access log — one JSON line per request (path without the query string: tokens live there);
+ * 2. access log — one JSON line per request (path without the query string: tokens live there),
+ *    and the request's metrics (src/http/metrics.ts: a counter and a latency observation);
  * 3. errors — the ONE place failures become `{"status":"failure","code","message",...}`;
  * 4. read-only guard — on a `search`-role node every write route answers 405;
  * 5. CORS — only for the public search routes (`GET /sites`, `GET /sites/suggest`,
@@ -28,6 +29,8 @@ import * as search from './search.js';
 import * as suggest from './suggest.js';
 import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
 import { createRateLimits, type RateLimits } from './rate-limit.js';
+import { isMasterKey, presentedToken } from './auth.js';
+import { createMetrics, routeLabel, type Metrics } from './metrics.js';
 import * as web from './web.js';
 
 /** Route modules, each exporting `register(router, services)`, registered in this order. */
@@ -46,6 +49,8 @@ const SEARCH_ROLE_WRITES = new Set(['/sites/queries/log']);
 export interface AppOptions {
   /** Extra routes registered after the modules' (tests use this for a throwing route). */
   routes?: (router: Router, services: Services) => void;
+  /** The server's metrics (shared with a separate metrics address); default a registry of its own. */
+  metrics?: Metrics;
 }
 
 /** Per-request state every route can rely on. */
@@ -124,11 +129,11 @@ function cors(ctx: Context): boolean {
 }
 
 /**
- * An access-log line's `ms` for a request that arrived at `started` (`process.hrtime.bigint()`):
- * milliseconds to the microsecond; finer digits are noise in an access log.
+ * An access-log line's `ms` for a request that took `elapsedNs`: milliseconds to the
+ * microsecond; finer digits are noise in an access log.
  */
-function accessMs(started: bigint): number {
-  return Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3;
+function accessMs(elapsedNs: number): number {
+  return Math.round(elapsedNs / 1e3) / 1e3;
 }
 
 /**
@@ -142,9 +147,17 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
   const rateLimits = createRateLimits(services.config, services.clock);
+  const metrics = opts.metrics ?? createMetrics(services);
 
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
+  });
+  router.get('/metrics', async (ctx) => {
+    const token = presentedToken(ctx);
+    if (token === null) throw new AppError('missing_token', 'GET /metrics needs "Authorization: Bearer <master key>" (or a scrape of SITESIFT_METRICS_ADDRESS).', 'token');
+    if (!isMasterKey(services, token)) throw new AppError('forbidden', 'Only the master key may read /metrics.', 'token');
+    ctx.body = await metrics.text();
+    ctx.type = metrics.contentType;
   });
   for (const mod of ROUTE_MODULES) mod.register(router, services);
   opts.routes?.(router, services);
@@ -164,13 +177,15 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
     try {
       await next();
     } finally {
+      const elapsedNs = Number(process.hrtime.bigint() - started);
+      metrics.observeRequest(ctx.method, routeLabel(ctx), ctx.status, elapsedNs / 1e9);
       const state = ctx.state as RequestState;
       state.log.info(
         {
           method: ctx.method,
           path: ctx.path,
           status: ctx.status,
-          ms: accessMs(started),
+          ms: accessMs(elapsedNs),
           ...(state.siteId ? { siteId: state.siteId } : {}),
         },
         'request',

@@ -5,3 +5,4 @@
 export { createApp } from './app.js';
 export type { AppOptions } from './app.js';
 export { answerClientErrors } from './client-error.js';
+export { createMetrics, startMetricsServer, type Metrics, type MetricsServer } from './metrics.js';

@@ -56,6 +56,8 @@ export class Merges {
   private chain: Promise<void> = Promise.resolve();
   /** Whether a run started by {@link afterFlush} is queued or running. */
   private queued = false;
+  /** Whether a merge task is between its pin and its commit (the `merges running` gauge). */
+  running = false;
 
   constructor(ctx: StoreContext, opts: MergeOptions, stages: MergeStages) {
     this.ctx = ctx;
@@ -142,6 +144,7 @@ export class Merges {
   private async mergeSegments(ids: string[]): Promise<void> {
     const { generations, builds, commits, buffer } = this.stages;
     const g = generations.pin();
+    this.running = true;
     try {
       const idSet = new Set(ids);
       const sources = g.views.filter((v) => idSet.has(v.state.id));
@@ -188,6 +191,7 @@ export class Merges {
           `${generations.current.views.length} segments, ${buffer.unpublished} documents unpublished`,
       );
     } finally {
+      this.running = false;
       generations.unpin(g);
     }
   }

@@ -302,6 +302,11 @@ export class SegmentStore implements ProjectIndex {
     return this.track(this.merges.merge(opts));
   }
 
+  /** Whether a merge of this project is running now (metrics). */
+  get merging(): boolean {
+    return this.merges.running;
+  }
+
   /** Whether the merge policy would merge something now (cheap; used by the merge job). */
   mergeDue(): boolean {
     return this.merges.due();

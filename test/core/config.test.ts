@@ -51,6 +51,7 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_RATE_INDEX_PER_SECOND: '3',
     SITESIFT_RATE_INDEX_BURST: '7',
     SITESIFT_RATE_MAX_CLIENTS: '1000',
+    SITESIFT_METRICS_ADDRESS: '[::1]:9464',
     SITESIFT_TEST_PAUSE_IN: 'merge',
   });
   t.same(
@@ -83,6 +84,7 @@ t.test('every setting is read from the environment', async (t) => {
       rateIndexPerSecond: 3,
       rateIndexBurst: 7,
       rateMaxClients: 1000,
+      metricsAddress: { host: '::1', port: 9464 },
       testPauseIn: 'merge',
     },
   );
@@ -124,6 +126,8 @@ t.test('invalid values: one line naming the setting', async (t) => {
     [[], { SITESIFT_PORT: '1' }, 'SITESIFT_PORT'],
     [[], { SITESIFT_RATE_PUBLIC_BURST: '0' }, 'SITESIFT_RATE_PUBLIC_BURST'],
     [[], { SITESIFT_RATE_INDEX_PER_SECOND: '-1' }, 'SITESIFT_RATE_INDEX_PER_SECOND'],
+    [[], { SITESIFT_METRICS_ADDRESS: 'localhost:70000' }, 'SITESIFT_METRICS_ADDRESS'],
+    [[], { SITESIFT_METRICS_ADDRESS: 'http://x:1' }, 'SITESIFT_METRICS_ADDRESS'],
     [['--port', 'x'], {}, '--port'],
     [['--bogus=1'], {}, '--bogus'],
     [['--port'], {}, '--port'],

@@ -35,6 +35,8 @@ export function tempDataDir(t?: Teardown): string {
 
 export interface TestServer {
   url: string;
+  /** The separate metrics listener (SITESIFT_METRICS_ADDRESS in `env`), or null. */
+  metricsUrl: string | null;
   dataDir: string;
   masterKey: string;
   /** Token of the `default` project's first key (bootstrap), or '' when none was created. */
@@ -74,6 +76,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const token = /API key\s*:\s*(\S+)/.exec(printed)?.[1] ?? '';
   const server: TestServer = {
     url: running.url,
+    metricsUrl: running.metricsUrl,
     dataDir,
     masterKey: running.services.config.masterKey!,
     token,
