@@ -85,6 +85,8 @@ export interface FieldWeights {
 export interface SearchSettings {
   language: string;
   stopWords: string[] | null;
+  /** Words added to the built-in stop words of a language (ISO 639-1 code → words). */
+  stopWordAdditions?: Record<string, string[]>;
   typoTolerance: 'default' | 'strict' | 'off';
   fieldWeights: FieldWeights;
   synonyms: Array<SynonymGroup | SynonymMapping>;

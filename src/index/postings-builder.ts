@@ -202,8 +202,11 @@ export class PostingsBuilder {
     if (this.counts[k]! < 65535) this.counts[k]!++;
   }
 
-  /** Ends the current document; `english` marks its words for stemming. */
-  end(english: boolean): void {
+  /**
+   * Ends the current document; `languageBits` (one bit per language of the build, 0 for none)
+   * is or-ed into each of its terms, so each term is stemmed in the languages it occurs in.
+   */
+  end(languageBits: number): void {
     const sc = this.counts;
     const e = this.entry;
     const rec = this.rec;
@@ -214,7 +217,7 @@ export class PostingsBuilder {
       this.pool.append(i, e, n);
       rec[r + R_DF]!++;
       rec[r + R_LAST] = this.doc;
-      if (english) rec[r + R_ENGLISH] = 1;
+      rec[r + R_LANGS]! |= languageBits;
     }
     this.nTouched = 0;
   }
@@ -227,20 +230,20 @@ export class PostingsBuilder {
     return [this.pool.bytes(i), this.rec[i * REC + R_DF]!];
   }
 
-  /** Whether term `i` occurred in an English document (so it gets an English stem). */
-  isEnglish(i: number): boolean {
-    return this.rec[i * REC + R_ENGLISH] === 1;
+  /** The language bits of the documents term `i` occurred in (see {@link end}). */
+  languageBits(i: number): number {
+    return this.rec[i * REC + R_LANGS]!;
   }
 }
 
 /** Int32s per term record of {@link PostingsBuilder} (32 bytes: one cache line holds two). */
 const REC = 8;
-/** Record fields: last document that counted the term, its position in that document's touched list, df, last document id, 1 when seen in an English document, hash, characters' offset and length in the arena. */
+/** Record fields: last document that counted the term, its position in that document's touched list, df, last document id, the language bits of the documents it occurred in, hash, characters' offset and length in the arena. */
 const R_SEEN = 0;
 const R_LOCAL = 1;
 const R_DF = 2;
 const R_LAST = 3;
-const R_ENGLISH = 4;
+const R_LANGS = 4;
 const R_HASH = 5;
 const R_OFF = 6;
 const R_LEN = 7;

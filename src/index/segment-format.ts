@@ -5,8 +5,9 @@
  * by the build stage (segment-write.ts) or the merge stage (segment-merge.ts) and read by
  * {@link SegmentReader} (segment-reader.ts) on the main thread and the search threads.
  *
- * Tables (format 1):
- * - `meta(key, value)`: `format`, counts, seq range, `created`.
+ * Tables (format 2; format 1 files, which lack `stems` and `meta.languages`, are still read):
+ * - `meta(key, value)`: `format`, counts, seq range, `created`, `languages` (the languages of
+ *   the searchable rows, each a row's `language` or the project default, comma-separated).
  * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
  *   data_points, title, headings, content, image, description, hkeys, body)`: one row per URL,
  *   dense ids 0..n-1. `lengths` = token count of each FIELDS entry; `headings` = the headings
@@ -18,6 +19,9 @@
  *   or compound. `stem` is the English stem when the word occurs in an English document, else
  *   the word. `postings`: see postings.ts. Scoring statistics come from here, summed over live
  *   rows of every segment, so ranking does not depend on how the index is split.
+ * - `stems(stem, term)`: for languages with a Snowball stemmer other than English, one row per
+ *   term and language it occurs in, `stem` = `<language>:<stem>` (`de:paket` → `pakete`), so a
+ *   query word finds a page's stemmed forms in that page's language.
  * - `fts` (FTS5, external content over `docs`: title, headings, content; detail=full): built in
  *   C by `rebuild` after the rows are in; answers phrase queries (`"a b"`) and exclusions.
  *
@@ -34,7 +38,9 @@ import { fsyncPath } from './files.js';
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
 export const NFIELDS = FIELDS.length;
-export const SEGMENT_FORMAT = 1;
+export const SEGMENT_FORMAT = 2;
+/** Formats {@link infoFrom} accepts: the current one and the older ones still readable. */
+export const READABLE_FORMATS: readonly number[] = [1, 2];
 
 /** An upsert as it goes into a segment. `firstAt` = when the URL was first indexed (ms). */
 export interface SegmentEntry {
@@ -95,6 +101,7 @@ CREATE TABLE docs(
   image TEXT, description TEXT, hkeys BLOB, body TEXT NOT NULL);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE stems(stem TEXT NOT NULL, term TEXT NOT NULL, PRIMARY KEY(stem, term)) WITHOUT ROWID;
 `;
 // Built after the bulk inserts: cheaper than maintaining them row by row.
 const POST_SCHEMA = `
@@ -175,6 +182,7 @@ export function sealFile(
   path: string,
   counts: { docCount: number; searchableCount: number; deleteCount: number },
   seqs: SeqRange,
+  languages: Iterable<string> = [],
 ): SegmentInfo {
   try {
     db.exec(POST_SCHEMA);
@@ -183,6 +191,7 @@ export function sealFile(
       for (const [k, v] of Object.entries({ ...counts, minSeq: seqs.min, maxSeq: seqs.max })) ins.run(k, String(v));
       ins.run('format', String(SEGMENT_FORMAT));
       ins.run('created', new Date().toISOString());
+      ins.run('languages', [...new Set(languages)].sort().join(','));
     })();
   } finally {
     db.close();
@@ -224,7 +233,7 @@ export function infoFrom(db: Database.Database, path: string): SegmentInfo {
   const m = new Map<string, string>();
   for (const r of db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>) m.set(r.key, r.value);
   const format = Number(m.get('format'));
-  if (format !== SEGMENT_FORMAT) throw new Error(`segment ${path} has format ${format}, expected ${SEGMENT_FORMAT}`);
+  if (!READABLE_FORMATS.includes(format)) throw new Error(`segment ${path} has format ${format}, expected one of ${READABLE_FORMATS.join(', ')}`);
   return {
     format,
     docCount: Number(m.get('docCount')),

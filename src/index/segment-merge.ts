@@ -43,6 +43,7 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
   const seqs = new SeqRange();
   // old id → new id per source (-1 when dropped).
   const maps: Int32Array[] = [];
+  const languages = new Set<string>();
   try {
     db.exec('CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
     for (const src of sources) {
@@ -66,6 +67,9 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
         if (st.hi !== null) seqs.add(st.hi);
         searchable += st.ok ?? 0;
         maps.push(map);
+        const langs = db.prepare("SELECT value FROM src.meta WHERE key = 'languages'").pluck().get() as string | undefined;
+        // Format 1 files record no languages: their stems are English.
+        for (const l of (langs ?? 'en').split(',')) if (l) languages.add(l);
       } finally {
         db.exec('DETACH DATABASE src');
       }
@@ -103,9 +107,19 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
     } finally {
       for (const r of readers) r.close();
     }
+    // Stem rows of the terms that survived (format 1 sources have none).
+    for (const src of sources) {
+      db.prepare('ATTACH DATABASE ? AS src').run(src.path);
+      try {
+        const has = db.prepare("SELECT 1 FROM src.sqlite_master WHERE name = 'stems'").get();
+        if (has) db.exec('INSERT OR IGNORE INTO main.stems(stem,term) SELECT s.stem, s.term FROM src.stems s WHERE EXISTS (SELECT 1 FROM main.terms t WHERE t.term = s.term) ORDER BY s.stem, s.term');
+      } finally {
+        db.exec('DETACH DATABASE src');
+      }
+    }
   } catch (e) {
     db.close();
     throw e;
   }
-  return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs);
+  return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages);
 }

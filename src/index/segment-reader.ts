@@ -67,6 +67,9 @@ export class SegmentReader {
   private values: DocValues | null = null;
   private readonly stmtTerm: Database.Statement;
   private readonly stmtStem: Database.Statement;
+  private readonly stmtLangStem: Database.Statement | null;
+  /** Languages of the searchable rows (meta `languages`; format 1 files: English). */
+  readonly languages: readonly string[];
   private readonly stmtPrefix: Database.Statement;
   private readonly stmtBody: Database.Statement;
   private readonly stmtCard: Database.Statement;
@@ -89,6 +92,10 @@ export class SegmentReader {
     this.info = infoFrom(db, path);
     this.stmtTerm = db.prepare('SELECT postings FROM terms WHERE term = ?').pluck();
     this.stmtStem = db.prepare('SELECT term FROM terms WHERE stem = ?').pluck();
+    const hasStems = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'stems'").get() !== undefined;
+    this.stmtLangStem = hasStems ? db.prepare('SELECT term FROM stems WHERE stem = ?').pluck() : null;
+    const langs = db.prepare("SELECT value FROM meta WHERE key = 'languages'").pluck().get() as string | undefined;
+    this.languages = (langs ?? 'en').split(',').filter((l) => l !== '');
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
     this.stmtBody = db.prepare('SELECT body, title, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
     this.stmtCard = db.prepare(
@@ -273,6 +280,14 @@ export class SegmentReader {
   /** Words of this segment sharing `stem` (words from English documents only). */
   termsWithStem(stem: string): string[] {
     return this.stmtStem.all(stem) as string[];
+  }
+
+  /**
+   * Words of this segment whose Snowball stem in `language` is `stem`, from documents in that
+   * language (English stems: {@link termsWithStem}).
+   */
+  termsWithLanguageStem(language: string, stem: string): string[] {
+    return this.stmtLangStem ? (this.stmtLangStem.all(`${language}:${stem}`) as string[]) : [];
   }
 
   /** Words starting with `prefix`, at most `limit`, in order. */

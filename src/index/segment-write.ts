@@ -8,7 +8,7 @@
  * (fsync'd) before {@link writeSegment} returns and is never written again.
  */
 import type { PageDoc } from '../core/index.js';
-import { words, urlWords, stemEn, urlCompounds, analyzeText } from '../text/index.js';
+import { words, urlWords, stemEn, stemSnowball, hasStemmer, urlCompounds, analyzeText } from '../text/index.js';
 import { PostingsBuilder } from './postings-builder.js';
 import {
   DOC_COLUMNS,
@@ -77,6 +77,16 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
   let docCount = 0;
   let searchable = 0;
   const seqs = new SeqRange();
+  // Languages of the searchable rows; the first 31 Snowball languages get a bit for stems.
+  const languages = new Set<string>();
+  const stemmed: string[] = [];
+  const bitOf = (lang: string): number => {
+    if (lang === 'en') return 1;
+    if (!hasStemmer(lang)) return 0;
+    let k = stemmed.indexOf(lang);
+    if (k < 0 && stemmed.length < 30) k = stemmed.push(lang) - 1;
+    return k < 0 ? 0 : 1 << (k + 1);
+  };
   try {
     const insDoc = db.prepare(`INSERT INTO docs(${DOC_COLUMNS}) VALUES (${DOC_COLUMNS.split(',').map(() => '?').join(',')})`);
     db.transaction(() => {
@@ -100,7 +110,8 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
           // Content, the bulk of the text, is counted straight from the string.
           const content = d.description ? d.description + ' \u2029 ' + d.content : d.content;
           lengths[NFIELDS - 1] = pb.addText(NFIELDS - 1, content);
-          pb.end(lang === 'en');
+          languages.add(lang);
+          pb.end(bitOf(lang));
         }
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
@@ -112,16 +123,19 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
       }
       insertDeletes(db, deletes, seqs);
       const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
+      const insStem = db.prepare('INSERT INTO stems(stem,term) VALUES (?,?)');
       const order = pb.terms.map((_, i) => i).sort((x, y) => (pb.terms[x]! < pb.terms[y]! ? -1 : 1));
       for (const i of order) {
         const term = pb.terms[i]!;
         const [blob, df] = pb.postings(i);
-        insTerm.run(term, pb.isEnglish(i) ? stemEn(term) : term, df, blob);
+        const bits = pb.languageBits(i);
+        insTerm.run(term, bits & 1 ? stemEn(term) : term, df, blob);
+        for (let k = 0; k < stemmed.length; k++) if (bits & (1 << (k + 1))) insStem.run(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`, term);
       }
     })();
   } catch (e) {
     db.close();
     throw e;
   }
-  return sealFile(db, path, { docCount, searchableCount: searchable, deleteCount: deletes.length }, seqs);
+  return sealFile(db, path, { docCount, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages);
 }

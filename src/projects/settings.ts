@@ -59,6 +59,7 @@ function defaultSearch(): SearchSettings {
   return {
     language: 'en',
     stopWords: null,
+    stopWordAdditions: {},
     typoTolerance: 'default',
     fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 },
     synonyms: [],
@@ -363,6 +364,15 @@ function search(v: unknown): SearchSettings {
       return code;
     },
     stopWords: (x, p) => (x === null ? null : strArray(x, p)),
+    stopWordAdditions: (x, p) => {
+      const out: Record<string, string[]> = {};
+      for (const [k, v] of Object.entries(obj(x, p))) {
+        const code = normalizeLanguage(k);
+        if (code === null) fail(`${p}.${k}`, 'must be keyed by an ISO 639-1 code (e.g. "de") or an English language name');
+        out[code] = [...(out[code] ?? []), ...strArray(v, `${p}.${k}`)];
+      }
+      return out;
+    },
     typoTolerance: (x, p) => oneOf(x, p, TYPO),
     fieldWeights,
     synonyms,

@@ -18,7 +18,7 @@
  */
 import type { IndexSnapshot } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
-import { expansionsOf, significantWords, type Tolerance } from './expand.js';
+import { expansionsOf, significantWords, snapshotLanguages, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
 import { excludedIds, forEachMatch, phraseSets, WordMatches } from './match.js';
@@ -76,7 +76,7 @@ export interface EngineResult {
 export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: SearchRequest): EngineResult {
   const parsed = parseQuery(req.query);
   // Expand.
-  const { slots, long } = significantWords(parsed, settings);
+  const { slots, long } = significantWords(parsed, settings, snapshotLanguages(snap));
   const tolerance = req.typoTolerance ?? settings.typoTolerance;
   const alternatives = slots.map((w) => expansionsOf(w, snap, settings, tolerance, req.prefix !== false, long));
   // Match and score; the lazy AND walk for several words (OR queries walk every word in full).

@@ -14,7 +14,7 @@
  */
 import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import {
-  inCodeUnitOrder, isEnglishStopWord, sortedWithPrefix, stem as stemWord, typoBudget, Vocabulary,
+  inCodeUnitOrder, isSegmentedScript, sortedWithPrefix, stemEn, stemSnowball, stopWordsOf, typoBudget, Vocabulary,
   words as analyse, type FuzzyMatch,
 } from '../text/index.js';
 import type { SearchSettings } from '../core/index.js';
@@ -36,6 +36,9 @@ export type Tolerance = 'default' | 'strict' | 'off';
 
 const KIND_WEIGHT: Record<Kind, number> = { exact: 1, stem: 0.9, synonym: 0.9, prefix: 0.8, typo: 0.6 };
 const MAX_PREFIX_EXPANSIONS = 60;
+/** A word of a script segmented by dictionary found inside a longer indexed word. */
+const SUBSTRING_WEIGHT = 0.7;
+const MAX_SUBSTRING_EXPANSIONS = 60;
 /** Queries with at least this many significant words use OR semantics with coordination. */
 export const LONG_QUERY_WORDS = 4;
 
@@ -56,16 +59,61 @@ export interface QueryWords {
  *
  * @example significantWords(parseQuery('the table'), settings).slots.map((w) => w.word) // ['table']
  */
-export function significantWords(parsed: ParsedQuery, settings: SearchSettings): QueryWords {
-  let slots = parsed.words.filter((w) => w.phrase >= 0 || !isStop(w.word, settings));
+export function significantWords(parsed: ParsedQuery, settings: SearchSettings, languages: readonly string[] = [settings.language]): QueryWords {
+  const stops = stopWordsFor(settings, languages);
+  let slots = parsed.words.filter((w) => w.phrase >= 0 || !stops.has(w.word));
   if (slots.length === 0) slots = parsed.words;
   const long = !parsed.browse && parsed.phrases.length === 0 && slots.filter((s) => !s.exactOnly).length >= LONG_QUERY_WORDS;
   return { slots, long };
 }
 
-function isStop(word: string, settings: SearchSettings): boolean {
-  if (settings.stopWords) return settings.stopWords.includes(word);
-  return settings.language === 'en' && isEnglishStopWord(word);
+const stopCache = new WeakMap<SearchSettings, Map<string, ReadonlySet<string>>>();
+
+/**
+ * The stop words of a query: `search.stopWords` when set; otherwise the lists of the project
+ * language and of every language present in the snapshot, plus `search.stopWordAdditions` of
+ * those languages. Cached per settings object and language set.
+ */
+function stopWordsFor(settings: SearchSettings, languages: readonly string[]): ReadonlySet<string> {
+  if (settings.stopWords) return new Set(settings.stopWords);
+  let bySet = stopCache.get(settings);
+  if (!bySet) stopCache.set(settings, (bySet = new Map()));
+  const key = languages.join(',');
+  let r = bySet.get(key);
+  if (!r) {
+    const langs = new Set([settings.language, ...languages]);
+    if (langs.size === 1) r = withAdditions(stopWordsOf(settings.language), settings, [settings.language]);
+    else {
+      const u = new Set<string>();
+      for (const l of langs) for (const w of stopWordsOf(l)) u.add(w);
+      r = withAdditions(u, settings, [...langs]);
+    }
+    bySet.set(key, r);
+  }
+  return r;
+}
+
+function withAdditions(base: ReadonlySet<string>, settings: SearchSettings, languages: string[]): ReadonlySet<string> {
+  const extra = languages.flatMap((l) => settings.stopWordAdditions?.[l] ?? []).flatMap((w) => analyse(w));
+  return extra.length ? new Set([...base, ...extra]) : base;
+}
+
+const languageCache = new WeakMap<IndexSnapshot, readonly string[]>();
+
+/**
+ * The languages of the searchable rows of `snap` (each a page's own language or the project
+ * default when it was indexed), sorted; cached per snapshot.
+ *
+ * @example snapshotLanguages(snap) // ['de', 'en']
+ */
+export function snapshotLanguages(snap: IndexSnapshot): readonly string[] {
+  let r = languageCache.get(snap);
+  if (!r) {
+    const set = new Set<string>();
+    for (const s of snap.segments) for (const l of s.reader.languages) set.add(l);
+    languageCache.set(snap, (r = [...set].sort()));
+  }
+  return r;
 }
 
 const vocabCache = new WeakMap<object, Vocabulary>();
@@ -98,6 +146,22 @@ function vocabularyOf(seg: LiveSegment): Vocabulary {
 const stemCache = new WeakMap<object, Map<string, string[]>>();
 const sortedTerms = new WeakMap<object, readonly string[]>();
 
+const langStemCache = new WeakMap<object, Map<string, string[]>>();
+
+/** Words of one segment whose Snowball stem in `language` is `stem`, cached per segment. */
+function termsWithLanguageStem(seg: LiveSegment, language: string, stem: string): string[] {
+  let cache = langStemCache.get(seg.reader);
+  if (!cache) langStemCache.set(seg.reader, (cache = new Map()));
+  const key = `${language}:${stem}`;
+  let r = cache.get(key);
+  if (!r) {
+    r = seg.reader.termsWithLanguageStem(language, stem);
+    if (cache.size >= FUZZY_CACHE_SIZE) cache.clear();
+    cache.set(key, r);
+  }
+  return r;
+}
+
 /** Words of one segment sharing `stem`, cached per segment (visitors repeat words). */
 export function termsWithStem(seg: LiveSegment, stem: string): string[] {
   let cache = stemCache.get(seg.reader);
@@ -109,6 +173,21 @@ export function termsWithStem(seg: LiveSegment, stem: string): string[] {
     cache.set(stem, r);
   }
   return r;
+}
+
+const segmentedTerms = new WeakMap<object, readonly string[]>();
+
+/**
+ * Words of one segment in scripts segmented by dictionary that hold `part` without being it or
+ * starting with it (those are exact and prefix matches), shortest first, at most `limit`.
+ */
+function termsContaining(seg: LiveSegment, part: string, limit: number): string[] {
+  let terms = segmentedTerms.get(seg.reader);
+  if (!terms) segmentedTerms.set(seg.reader, (terms = seg.reader.terms().filter(isSegmentedScript)));
+  const out: string[] = [];
+  for (const t of terms) if (t.length > part.length && t.includes(part) && !t.startsWith(part)) out.push(t);
+  out.sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+  return out.slice(0, limit);
 }
 
 /**
@@ -142,12 +221,36 @@ function expand(
   for (const s of segs) if (s.reader.hasTerm(w)) { add(w, 'exact', 0); break; }
   if (q.exactOnly) return alts;
   if (q.joinNext) for (const s of segs) if (s.reader.hasTerm(q.joinNext)) { add(q.joinNext, 'stem', 0, KIND_WEIGHT.stem); break; }
-  const st = stemWord(w, settings.language);
-  for (const s of segs) for (const t of termsWithStem(s, st)) if (t !== w) add(t, 'stem', 0);
+  // Same-stem words in each language present: a page's words were stemmed in its own language.
+  const languages = snapshotLanguages(snap);
+  const english = languages.includes('en') || settings.language === 'en';
+  const sameStem = (word: string, kind: Kind, weight: number) => {
+    const st = english ? stemEn(word) : word;
+    for (const s of segs) for (const t of termsWithStem(s, st)) if (t !== word || kind === 'synonym') add(t, kind, 0, weight);
+    for (const l of languages) {
+      if (l === 'en') continue;
+      const ls = stemSnowball(word, l);
+      for (const s of segs) for (const t of termsWithLanguageStem(s, l, ls)) if (t !== word || kind === 'synonym') add(t, kind, 0, weight);
+    }
+  };
+  sameStem(w, 'stem', KIND_WEIGHT.stem);
   for (const syn of synonymsOf(w, settings)) {
     for (const s of segs) if (s.reader.hasTerm(syn)) { add(syn, 'synonym', 0); break; }
-    const sst = stemWord(syn, settings.language);
-    for (const s of segs) for (const t of termsWithStem(s, sst)) add(t, 'synonym', 0, KIND_WEIGHT.synonym * 0.95);
+    sameStem(syn, 'synonym', KIND_WEIGHT.synonym * 0.95);
+  }
+  if (isSegmentedScript(w)) {
+    // Scripts without spaces: no typo edits inside a word; any part of a word finds it, since a
+    // visitor's query may start or stop inside a dictionary word.
+    if (allowPrefix) {
+      for (const s of segs) {
+        for (const t of termsWithPrefix(s, w, MAX_PREFIX_EXPANSIONS)) {
+          if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
+        }
+        for (const t of termsContaining(s, w, MAX_SUBSTRING_EXPANSIONS)) add(t, 'prefix', 0, SUBSTRING_WEIGHT * Math.max(0.5, w.length / t.length) ** 0.5);
+      }
+    }
+    if (q.compound) for (const s of segs) if (s.reader.hasTerm(q.compound)) { add(q.compound, 'exact', 0); break; }
+    return alts;
   }
   if (q.prefix && allowPrefix) {
     for (const s of segs) {

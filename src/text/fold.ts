@@ -1,6 +1,18 @@
 /**
  * Unicode folding: the form every word takes before it is indexed or looked up (NFKC, lower
- * case, diacritics removed). Pure functions; safe to call from any thread.
+ * case, diacritics removed from Latin, Greek and Cyrillic letters). Pure functions; safe to call
+ * from any thread.
+ *
+ * Choices, by script (the same for every language, because a query's language is not known
+ * when it is folded and both sides must fold alike):
+ * - Latin: diacritics removed (`é→e`, German `ä→a`, Scandinavian `å→a`, `ö→o`); letters NFD does
+ *   not decompose folded by table (`ß→ss æ→ae œ→oe ø→o ł→l đ/ð→d þ→th ħ→h ŧ→t`); Turkish dotless
+ *   `ı` and dotted `İ` both fold to `i`, so `I`, `ı`, `i` and `İ` all match one another.
+ * - Greek: accents and diaeresis removed (`ά→α`).
+ * - Cyrillic: `ё→е`, but the breve stays (`й` is its own letter in Russian, and Snowball's
+ *   Russian endings such as `-ый` need it).
+ * - Every other script keeps its combining marks: they are vowels and voicing, not accents
+ *   (Japanese `ガ` is not `カ`, Thai and Devanagari vowel signs are marks).
  */
 
 // Letters that NFD does not decompose into base + mark.
@@ -8,18 +20,29 @@ const SPECIAL_FOLDS: Record<string, string> = {
   ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't',
 };
 const SPECIAL_RE = /[ßæœøłđðþıħŧ]/g;
-const MARKS_RE = /\p{M}+/gu;
+/** Marks after a Latin, Greek or Cyrillic letter (or after marks already attached to one). */
+const MARKS_RE = /([\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}])(\p{M}+)/gu;
+const ANY_MARK_RE = /\p{M}/u;
+const BREVE = '\u0306';
+
+function dropMarks(_: string, base: string, marks: string): string {
+  // Cyrillic й/ў keep their breve; everything else of Latin, Greek, Cyrillic loses its marks.
+  if (marks.includes(BREVE) && /\p{sc=Cyrillic}/u.test(base)) return base + BREVE;
+  return base;
+}
 
 /**
- * NFKC + lower case + diacritics removed. Keeps non-word characters (callers split).
+ * NFKC + lower case + diacritics removed (Latin, Greek, Cyrillic). Keeps non-word characters
+ * (callers split).
  *
  * @example fold('Ärger Straße') // 'arger strasse'
  */
 export function fold(text: string): string {
   // Plain ASCII only needs lower-casing.
   if (isPlain(text)) return text.toLowerCase();
-  let s = text.normalize('NFKC').toLowerCase();
-  s = s.normalize('NFD').replace(MARKS_RE, '').replace(SPECIAL_RE, (c) => SPECIAL_FOLDS[c] ?? c);
+  let s = text.normalize('NFKC').toLowerCase().normalize('NFD');
+  if (ANY_MARK_RE.test(s)) s = s.replace(MARKS_RE, dropMarks);
+  s = s.replace(SPECIAL_RE, (c) => SPECIAL_FOLDS[c] ?? c);
   return s.normalize('NFC');
 }
 

@@ -1,19 +1,36 @@
 /**
- * Stemming: English Porter2 (wink-nlp's stemmer), identity for languages without a stemmer.
- * A per-thread cache of stems; safe to call from any thread.
+ * Stemming: English Porter2 (wink-nlp's stemmer, as it always was) and Snowball stemmers
+ * (the `snowball-stemmers` package) for the other languages Snowball covers; identity for
+ * languages without one. Stems are taken of folded words (folding comes first on both the
+ * page and the query side, so both agree). A per-thread cache of stems; safe in any thread.
  */
 // wink-nlp's Porter2 stemmer, the function behind `its.stem` (its English model's `addons.stem`),
 // imported on its own: loading the whole model for it costs ~56 MB of RSS in every thread that
 // analyses text (main, pool and search threads). test/text/stem.test.ts checks it against
 // wink-nlp itself.
 import modelStem from 'wink-eng-lite-web-model/dist/porter-stemmer.js';
+import snowball from 'snowball-stemmers';
+import { SEGMENTED_CHAR_RE } from './segment.js';
 
 const stemCache = new Map<string, string>();
 const STEM_CACHE_SIZE = 200_000;
 
+/** ISO 639-1 code → Snowball algorithm (English is wink-nlp's Porter2, not listed here). */
+const SNOWBALL: Readonly<Record<string, string>> = {
+  ar: 'arabic', hy: 'armenian', eu: 'basque', ca: 'catalan', cs: 'czech', da: 'danish', nl: 'dutch',
+  fi: 'finnish', fr: 'french', de: 'german', hu: 'hungarian', it: 'italian', ga: 'irish',
+  no: 'norwegian', nb: 'norwegian', nn: 'norwegian', pt: 'portuguese', ro: 'romanian', ru: 'russian',
+  es: 'spanish', sl: 'slovene', sv: 'swedish', ta: 'tamil', tr: 'turkish',
+};
+const stemmers = new Map<string, { stem(word: string): string }>();
+const snowballCaches = new Map<string, Map<string, string>>();
+
+/** Languages (ISO 639-1) with a stemmer: English and every Snowball language. */
+export const STEMMED_LANGUAGES: readonly string[] = ['en', ...Object.keys(SNOWBALL)];
+
 /** Whether `language` (ISO 639-1) has a stemmer. */
 export function hasStemmer(language: string): boolean {
-  return language === 'en';
+  return language === 'en' || language in SNOWBALL;
 }
 
 /**
@@ -34,7 +51,34 @@ export function stemEn(word: string): string {
   return s;
 }
 
-/** Stem of a folded word for `language`: the word itself where no stemmer exists. */
+/**
+ * Snowball stem of a folded word in `language` (cached per language). Words under 3 characters,
+ * words with digits and words in dictionary-segmented scripts stay as they are.
+ *
+ * @example stemSnowball('pakete', 'de') // 'paket'
+ */
+export function stemSnowball(word: string, language: string): string {
+  const algo = SNOWBALL[language];
+  if (!algo || word.length < 3 || /\d/.test(word) || SEGMENTED_CHAR_RE.test(word)) return word;
+  let cache = snowballCaches.get(algo);
+  if (!cache) snowballCaches.set(algo, (cache = new Map()));
+  let s = cache.get(word);
+  if (s === undefined) {
+    let st = stemmers.get(algo);
+    if (!st) stemmers.set(algo, (st = snowball.newStemmer(algo)));
+    s = st.stem(word) || word;
+    if (cache.size > STEM_CACHE_SIZE) cache.clear();
+    cache.set(word, s);
+  }
+  return s;
+}
+
+/**
+ * Stem of a folded word for `language`: the word itself where no stemmer exists.
+ *
+ * @example stem('häuser', 'de') // 'haus' (folded first: 'hauser')
+ */
 export function stem(word: string, language: string): string {
-  return hasStemmer(language) ? stemEn(word) : word;
+  if (language === 'en') return stemEn(word);
+  return stemSnowball(word, language);
 }

@@ -1,9 +1,11 @@
 /**
- * Stop words: wink-nlp's English list (the lexemes of wink-eng-lite-web-model whose
+ * Stop words: for English wink-nlp's English list (the lexemes of wink-eng-lite-web-model whose
  * `its.stopWordFlag` is true), as folded words. Kept here as data so that no thread has to load
  * the language model for them; test/text/stop-words.test.ts recomputes the list from wink-nlp
- * and compares.
+ * and compares. For every other language the `stopwords-iso` list, folded like indexed words.
  */
+import { createRequire } from 'node:module';
+import { words } from './tokenize.js';
 
 /** wink-nlp's English stop words, folded. */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
@@ -46,4 +48,29 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
  */
 export function isEnglishStopWord(word: string): boolean {
   return ENGLISH_STOP_WORDS.has(word);
+}
+
+const isoLists = new Map<string, ReadonlySet<string>>();
+let iso: Record<string, string[]> | null = null;
+
+/**
+ * The stop words of `language` (ISO 639-1), folded: wink-nlp's list for English, the
+ * `stopwords-iso` list otherwise (empty when it has none). Multi-word entries are left out.
+ *
+ * @example stopWordsOf('de').has('und') // true
+ */
+export function stopWordsOf(language: string): ReadonlySet<string> {
+  if (language === 'en') return ENGLISH_STOP_WORDS;
+  let set = isoLists.get(language);
+  if (!set) {
+    // Loaded on first use only (a 200 KB JSON of 58 languages).
+    iso ??= createRequire(import.meta.url)('stopwords-iso') as Record<string, string[]>;
+    const out = new Set<string>();
+    for (const w of iso[language] ?? []) {
+      const ws = words(w);
+      if (ws.length === 1) out.add(ws[0]!);
+    }
+    isoLists.set(language, (set = out));
+  }
+  return set;
 }

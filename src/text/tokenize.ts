@@ -4,8 +4,10 @@
  * by segment builds (pool workers) and query parsing; pure functions, safe in any thread.
  */
 import { fold, isPlain } from './fold.js';
+import { SEGMENTED_CHAR_RE, segmentWord } from './segment.js';
 
-const WORD_RE = /[\p{L}\p{N}]+/gu;
+// Marks belong to the word: Latin, Greek and Cyrillic ones are folded away, others are vowels.
+const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 const ASCII_WORD_RE = /[a-z0-9]+/g;
 const MIXED_RE = /[a-z][0-9]|[0-9][a-z]/;
 const ALNUM_PART_RE = /[a-z]+|[0-9]+/g;
@@ -14,13 +16,23 @@ const JOINERS_RE = /[_\-.'/:+]/g;
 const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
 
 /**
- * Folded words of `text`, in order. A word is a maximal run of letters and digits.
+ * Folded words of `text`, in order. A word is a maximal run of letters, marks and digits; runs
+ * in scripts written without spaces (CJK, Thai …) are cut into dictionary words (segment.ts).
  *
  * @example words('pg_dump 15.18') // ['pg', 'dump', '15', '18']
+ * @example words('パッケージ管理') // ['パッケージ', '管理']
  */
 export function words(text: string): string[] {
   if (isPlain(text)) return text.toLowerCase().match(ASCII_WORD_RE) ?? [];
-  return fold(text).match(WORD_RE) ?? [];
+  const f = fold(text);
+  const ws = f.match(WORD_RE) ?? [];
+  if (!SEGMENTED_CHAR_RE.test(f)) return ws;
+  const out: string[] = [];
+  for (const w of ws) {
+    if (SEGMENTED_CHAR_RE.test(w)) for (const x of segmentWord(w)) out.push(x);
+    else out.push(w);
+  }
+  return out;
 }
 
 /**
@@ -57,7 +69,8 @@ export function compounds(text: string): string[] {
   const out: string[] = [];
   for (const m of fold(text).matchAll(COMPOUND_RE)) {
     const parts = m[0].match(WORD_RE);
-    if (parts && parts.length > 1) out.push(parts.join(''));
+    // Not for scripts segmented by dictionary: their words are already cut out of runs.
+    if (parts && parts.length > 1 && !SEGMENTED_CHAR_RE.test(m[0])) out.push(parts.join(''));
   }
   return out;
 }

@@ -1,0 +1,100 @@
+/**
+ * Word segmentation for scripts written without spaces (Han, Hiragana, Katakana, Hangul, Thai,
+ * Lao, Khmer, Myanmar) with `Intl.Segmenter` (ICU's dictionary break iterator, built into Node),
+ * whatever language a page or query declares. Pure functions with a per-thread cache; safe in any
+ * thread.
+ *
+ * A run of such text is first cut where the script changes (Han | Hiragana | Katakana | Hangul |
+ * Thai …), and each piece is segmented on its own and cached: ICU's iterator costs tens of µs to
+ * create and slows down on long strings, while short pieces repeat across pages (particles,
+ * katakana loanwords, kanji compounds), so most pieces are a cache hit. Cutting at script changes
+ * also keeps a page and a query that stops inside a word segmented alike.
+ */
+
+/** Characters of the scripts segmented by dictionary (folded text: NFKC has made katakana full width). */
+export const SEGMENTED_CHAR_RE = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}\u30fc\u3005]/u;
+/** Pieces: one script class per run; anything else (Latin, digits) is a piece of its own. */
+const PIECE_RE = /[\p{sc=Han}\u3005]+|[\p{sc=Hiragana}]+|[\p{sc=Katakana}\u30fc]+|[\p{sc=Hangul}]+|[\p{sc=Thai}]+|[\p{sc=Lao}]+|[\p{sc=Khmer}]+|[\p{sc=Myanmar}]+|[^\p{sc=Han}\u3005\p{sc=Hiragana}\p{sc=Katakana}\u30fc\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]+/gu;
+
+let segmenter: Intl.Segmenter | null = null;
+const cache = new Map<string, readonly string[]>();
+const CACHE_SIZE = 100_000;
+
+/** Whether `word` holds a character of a script segmented by dictionary (CJK, Thai …). */
+export function isSegmentedScript(word: string): boolean {
+  return SEGMENTED_CHAR_RE.test(word);
+}
+
+/** The ICU words of one single-script piece (cached). */
+function segmentPiece(piece: string): readonly string[] {
+  let r = cache.get(piece);
+  if (r === undefined) {
+    segmenter ??= new Intl.Segmenter('ja', { granularity: 'word' });
+    // Consecutive one-character words are joined: ICU cuts a sequence its dictionary does not
+    // know (a loanword, a word cut short by a query typed as you go) into single characters.
+    const out: string[] = [];
+    let single = false;
+    for (const s of segmenter.segment(piece)) {
+      if (!s.isWordLike) {
+        single = false;
+        continue;
+      }
+      const one = [...s.segment].length === 1;
+      if (one && single) out[out.length - 1] += s.segment;
+      else out.push(s.segment);
+      single = one;
+    }
+    r = out.length ? out : [piece];
+    if (cache.size >= CACHE_SIZE) cache.clear();
+    cache.set(piece, r);
+  }
+  return r;
+}
+
+/**
+ * Splits one folded word (a run of letters, digits and marks) into the words of its
+ * dictionary-segmented scripts; other parts of it (Latin, digits) stay whole.
+ *
+ * @example segmentWord('debianのパッケージ管理') // ['debian', 'の', 'パッケージ', '管理']
+ */
+export function segmentWord(word: string): string[] {
+  const out: string[] = [];
+  for (const m of word.matchAll(PIECE_RE)) {
+    const p = m[0];
+    if (SEGMENTED_CHAR_RE.test(p)) for (const w of segmentPiece(p)) out.push(w);
+    else out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Word boundaries of `text` for snippets and highlighting: the [start, end) offsets of each
+ * word, with dictionary-segmented scripts cut like {@link segmentWord} cuts them.
+ *
+ * @example wordSpans('管理ツール') // [[0, 2], [2, 5]]
+ */
+export function wordSpans(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const m of text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)) {
+    const w = m[0];
+    if (!SEGMENTED_CHAR_RE.test(w)) {
+      out.push([m.index!, m.index! + w.length]);
+      continue;
+    }
+    for (const p of w.matchAll(PIECE_RE)) {
+      const base = m.index! + p.index!;
+      if (!SEGMENTED_CHAR_RE.test(p[0])) {
+        out.push([base, base + p[0].length]);
+        continue;
+      }
+      let at = 0;
+      for (const s of segmentPiece(p[0])) {
+        const k = p[0].indexOf(s, at);
+        if (k < 0) break;
+        out.push([base + k, base + k + s.length]);
+        at = k + s.length;
+      }
+    }
+  }
+  return out;
+}
