@@ -89,10 +89,12 @@ screenshots: web
 relevance: setup
 	$(TSX) bench/relevance.ts
 
-# make reindex SITE=docs FILE=pages.jsonl [BASE_URL=https://…/ for relative urls]  (the server must be running)
+# make reindex SITE=docs FILE=pages.jsonl [BASE_URL=https://…/ for relative urls] [MODE=replace]  (the server must be running)
+# MODE=replace builds a fresh index beside the live one and swaps it in: pages not in FILE are gone.
 reindex: setup
-	@test -n "$(SITE)" -a -n "$(FILE)" || { echo "usage: make reindex SITE=<siteId> FILE=<file|dir>" >&2; exit 2; }
-	$(TSX) src/cli.ts index "$(SITE)" "$(FILE)" $(if $(BASE_URL),--base-url "$(BASE_URL)")
+	@test -n "$(SITE)" -a -n "$(FILE)" || { echo "usage: make reindex SITE=<siteId> FILE=<file|dir> [MODE=replace]" >&2; exit 2; }
+	@test -z "$(MODE)" -o "$(MODE)" = replace -o "$(MODE)" = merge || { echo "make reindex: MODE must be replace (or merge, the default)" >&2; exit 2; }
+	$(TSX) src/cli.ts index "$(SITE)" "$(FILE)" $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(filter replace,$(MODE)),--replace)
 
 # make export SITE=docs OUT=./snapshot
 export: setup

@@ -11,6 +11,12 @@
  *   their URLs are queued for the crawler, which appends the fetched content (202 with
  *   `taskId`; `taskIds` for a batch); 501 `not_implemented` and nothing written when this
  *   server has no crawler.
+ * - `replaceId` on `pageJson` / `pagesJson`: the pages go to that bulk replace's staging index
+ *   only (searchable once the replace is committed).
+ * - `POST /index/replace` starts a bulk replace (`{"status":"success","replaceId"}`),
+ *   `POST /index/replace/commit?replaceId=…` swaps its staging index in (one manifest commit:
+ *   pages not staged are gone), `DELETE /index/replace?replaceId=…` abandons it. Live writes
+ *   made during a replace are applied to the live and the staging index (docs/STORAGE.md).
  * - `DELETE /index/documents` — `url` (exact, after the same canonicalisation as indexing) xor
  *   `urlPattern` (RE2 regular expression, searched in the whole URL). Also cancels queued
  *   crawls of the matching URLs. Optional `refresh=true` waits until the removal is visible.
@@ -49,6 +55,30 @@ export function register(router: Router, services: Services): void {
   router.delete('/index/documents', async (ctx) => {
     await deleteRoute(ctx, services);
   });
+  router.post('/index/replace', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const store = await services.indexes.getStore(siteId);
+    ctx.body = { status: 'success', replaceId: await store.beginReplace() };
+  });
+  router.post('/index/replace/commit', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const replaceId = requiredReplaceId(ctx);
+    const store = await services.indexes.getStore(siteId);
+    ctx.body = { status: 'success', ...(await store.commitReplace(replaceId)) };
+  });
+  router.delete('/index/replace', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const replaceId = requiredReplaceId(ctx);
+    const store = await services.indexes.getStore(siteId);
+    await store.abortReplace(replaceId);
+    ctx.body = { status: 'success' };
+  });
+}
+
+function requiredReplaceId(ctx: Context): string {
+  const id = queryParam(ctx, 'replaceId');
+  if (id === undefined || id === '') throw badParam('replaceId', 'Name the replace in "replaceId" (from POST /index/replace).');
+  return id;
 }
 
 /** The project's index; the registry opens it on first use. */
@@ -91,6 +121,14 @@ async function indexRoute(ctx: Context, services: Services, batch: boolean): Pro
     );
   }
 
+  const replaceId = queryParam(ctx, 'replaceId');
+  if (replaceId !== undefined && replaceId !== '') {
+    if (appendUrls.length > 0) throw new AppError('invalid_parameter', 'appendPageContent=true cannot be combined with replaceId.', 'appendPageContent');
+    const store = await services.indexes.getStore(siteId);
+    await store.writeReplace(replaceId, docs.map((doc) => ({ op: 'upsert', doc })));
+    ctx.body = { status: 'success', indexed: docs.length, ...(warnings.length > 0 ? { warnings } : {}) };
+    return;
+  }
   const index = await projectIndex(services, siteId);
   const { indexed } = await indexPages(index, docs, { refresh });
   // What was left out of accepted entries; absent when nothing was.

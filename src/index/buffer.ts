@@ -83,6 +83,13 @@ export interface BufferOptions {
   maxBufferedDocs: number;
   maxBufferedBytes: number;
   parallelBuilds: number;
+  /**
+   * Where seqs come from (default: this buffer's own counter). A replace's staging store draws
+   * from the live store's counter, so its rows and the live ones share one seq order.
+   */
+  allocSeqs?: (n: number) => number;
+  /** `firstAt` of a URL this buffer has never seen (a staging store inherits the live one's). */
+  firstAtOf?: (url: string) => number | undefined;
 }
 
 /** The stages a buffer feeds and reads. */
@@ -167,8 +174,7 @@ export class WriteBuffer {
     if (this.building && this.bufferFull(1)) {
       return this.flushChain.then(() => this.write(ops));
     }
-    const seq = this.nextSeq;
-    this.nextSeq += ops.length;
+    const seq = this.opts.allocSeqs ? this.opts.allocSeqs(ops.length) : this.allocSeqs(ops.length);
     const at = this.opts.clock();
     const lastSeq = seq + ops.length - 1;
     return this.stages.wal
@@ -182,6 +188,13 @@ export class WriteBuffer {
       .then(() => lastSeq);
   }
 
+  /** Reserves `n` consecutive seqs and returns the first. */
+  allocSeqs(n: number): number {
+    const seq = this.nextSeq;
+    this.nextSeq += n;
+    return seq;
+  }
+
   /** Applies one durable op to the acknowledged view and the buffer (seq order). */
   private apply(op: IndexOp): void {
     const live = this.stages.live;
@@ -189,7 +202,7 @@ export class WriteBuffer {
     const prev = live.get(url);
     this.dropBuffered(url);
     if (op.op === 'upsert') {
-      const firstAt = prev ? prev.firstAt : op.at;
+      const firstAt = prev ? prev.firstAt : (this.opts.firstAtOf?.(url) ?? op.at);
       live.set(url, { seq: op.seq, at: op.at, firstAt, status: op.doc.status });
       const bytes = textBytes(op.doc);
       this.bufferedBytes += bytes;

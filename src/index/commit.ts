@@ -14,7 +14,8 @@
  */
 import { writeManifest, MANIFEST_FORMAT, type Manifest } from './manifest.js';
 import type { StoreContext } from './context.js';
-import { sumLengths, type Generations, type SegState, type SegView, type Winner } from './generations.js';
+import { decideFromScratch, sumLengths, type Generations, type SegState, type SegView, type Winner } from './generations.js';
+import type { ManifestSegment } from './manifest.js';
 import { NFIELDS } from './segment-format.js';
 import { stallForever } from './tasks.js';
 
@@ -46,6 +47,51 @@ export class CommitChain {
     const p = this.chain.then(() => this.commitNow(added, removed, committedSeq));
     this.chain = p.catch(() => undefined);
     return p;
+  }
+
+  /**
+   * Replaces the whole generation: the next one lists exactly `segments` (files already in
+   * `segments/`, sealed and fsync'd), nothing of the current one, in one manifest commit after
+   * every commit called before it. Readers pinned on older generations keep them until they
+   * release. `committedSeq` must cover every op the caller considers published (the live
+   * store's flushed ops and the new segments' seqs). On failure nothing changes and the new
+   * segments are closed (their files stay for the caller or gc).
+   *
+   * @example
+   * await commits.replaceAll(stagedMetas, Math.max(commits.committedSeq, stagedMaxSeq));
+   */
+  replaceAll(segments: ManifestSegment[], committedSeq: number): Promise<void> {
+    const p = this.chain.then(() => this.replaceNow(segments, committedSeq));
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  private async replaceNow(segments: ManifestSegment[], seqArg: number): Promise<void> {
+    const ctx = this.ctx;
+    if (ctx.closed) throw ctx.closedError();
+    const committedSeq = Math.max(seqArg, this.committedSeq);
+    const states: SegState[] = [];
+    try {
+      for (const meta of segments) states.push(this.generations.load(meta));
+      const { winners, views } = decideFromScratch(states);
+      const changes: Array<[string, Winner | null]> = [];
+      for (const url of this.generations.published.keys()) if (!winners.has(url)) changes.push([url, null]);
+      for (const entry of winners) changes.push(entry);
+      const manifest: Manifest = {
+        format: MANIFEST_FORMAT,
+        generation: this.generations.current.number + 1,
+        committedSeq,
+        segments: states.map((st) => st.meta),
+      };
+      if (ctx.pauseIn === 'commit') stallForever('commit');
+      await writeManifest(ctx.dir, manifest, ctx.pauseIn === 'manifest' ? () => stallForever('manifest') : undefined);
+      if (ctx.closed) throw ctx.closedError('a commit');
+      this.committedSeq = committedSeq;
+      this.generations.install(manifest.generation, views, changes);
+    } catch (err) {
+      for (const st of states) this.generations.forget(st);
+      throw err;
+    }
   }
 
   private async commitNow(added: SegState[], removed: SegState[], seqArg: number): Promise<void> {

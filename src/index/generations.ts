@@ -75,6 +75,32 @@ export function sumLengths(state: SegState, dead: Uint8Array): { liveRows: numbe
   return { liveRows, liveCount, liveLengths };
 }
 
+/**
+ * Every URL's winner (the highest seq wins) over `states` alone, and each segment's view with
+ * the tombstones that follow: the generation those segments make by themselves (at open, and
+ * when a replace swaps in a whole new set of segments).
+ */
+export function decideFromScratch(states: readonly SegState[]): { winners: Map<string, Winner>; views: SegView[] } {
+  const winners = new Map<string, Winner>();
+  const consider = (url: string, seq: number, state: SegState, docId: number) => {
+    const w = winners.get(url);
+    if (!w || w.seq < seq) winners.set(url, { seq, state, docId });
+  };
+  for (const s of states) {
+    for (let i = 0; i < s.urls.length; i++) consider(s.urls[i]!, s.seqs[i]!, s, i);
+    for (const d of s.deletes) consider(d.url, d.seq, s, -1);
+  }
+  const views: SegView[] = states.map((s) => {
+    const dead = new Uint8Array(s.urls.length);
+    for (let i = 0; i < s.urls.length; i++) {
+      const w = winners.get(s.urls[i]!)!;
+      if (w.state !== s || w.docId !== i) dead[i] = 1;
+    }
+    return { state: s, dead, ...sumLengths(s, dead) };
+  });
+  return { winners, views };
+}
+
 export class Generations {
   private readonly ctx: StoreContext;
   /** Every open segment: listed by the current or a pinned generation, or built and not yet published. */
@@ -99,22 +125,8 @@ export class Generations {
    */
   recover(manifest: Manifest): SegState[] {
     const states = manifest.segments.map((meta) => this.load(meta));
-    const consider = (url: string, seq: number, state: SegState, docId: number) => {
-      const w = this.published.get(url);
-      if (!w || w.seq < seq) this.published.set(url, { seq, state, docId });
-    };
-    for (const s of states) {
-      for (let i = 0; i < s.urls.length; i++) consider(s.urls[i]!, s.seqs[i]!, s, i);
-      for (const d of s.deletes) consider(d.url, d.seq, s, -1);
-    }
-    const views: SegView[] = states.map((s) => {
-      const dead = new Uint8Array(s.urls.length);
-      for (let i = 0; i < s.urls.length; i++) {
-        const w = this.published.get(s.urls[i]!)!;
-        if (w.state !== s || w.docId !== i) dead[i] = 1;
-      }
-      return { state: s, dead, ...sumLengths(s, dead) };
-    });
+    const { winners, views } = decideFromScratch(states);
+    for (const [url, w] of winners) this.published.set(url, w);
     this.install(manifest.generation, views, []);
     return states;
   }
@@ -244,6 +256,13 @@ export class Generations {
   /** Forgets a segment that was built and opened but never published, and deletes its file. */
   discard(st: SegState): void {
     if (st.genRefs === 0) this.drop(st);
+  }
+
+  /** Closes a segment that was opened but never published, keeping its file. */
+  forget(st: SegState): void {
+    if (st.genRefs !== 0) return;
+    this.states.delete(st.id);
+    st.reader.close();
   }
 
   /** Closes every segment reader (the store is closing); files stay. */

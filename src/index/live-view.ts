@@ -53,6 +53,12 @@ export class LiveView {
     }
   }
 
+  /** Forgets every entry (a replace installs a new set of pages). */
+  clear(): void {
+    this.live.clear();
+    this.statusCounts.clear();
+  }
+
   /** Notes an op written at `at` (ms). */
   touch(at: number): void {
     if (at > this.lastUpdatedAt) this.lastUpdatedAt = at;

@@ -79,6 +79,24 @@ export class Merges {
     return p;
   }
 
+  /**
+   * Runs `fn` in the merge chain: after the merge in flight, before any merge asked for later.
+   * A replace swaps the whole generation this way, so no merge commits sources it removed.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(fn);
+    this.chain = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    return p;
+  }
+
+  /** Resolves once the merges asked for so far have settled. */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
   /** Whether the merge policy would merge something now (cheap; the merge job asks every tick). */
   due(): boolean {
     return !this.buildsBehind() && this.select().length > 0;

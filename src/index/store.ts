@@ -18,7 +18,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DocSource } from '../core/index.js';
+import { randomUUID } from 'node:crypto';
+import { AppError, type DocSource } from '../core/index.js';
 import type {
   EntryListing,
   EntryListingQuery,
@@ -33,6 +34,7 @@ import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_BUFFERED_DOCS, MIN_PART_DOCS, W
 import { SegmentBuilds } from './builds.js';
 import { CommitChain } from './commit.js';
 import { StoreContext, type IndexLogger } from './context.js';
+import { fsyncDirAsync } from './files.js';
 import { removeUnclaimedSegments, sweep } from './gc.js';
 import { Generations, type DocMeta } from './generations.js';
 import { LiveView } from './live-view.js';
@@ -87,6 +89,38 @@ export interface SegmentStoreOptions {
   mergeOnFlush?: boolean;
   /** Crash-test hook: stall at this point so a SIGKILL lands there. */
   pauseIn?: PausePoint;
+  /** See BufferOptions.allocSeqs (a replace's staging store). */
+  allocSeqs?: (n: number) => number;
+  /** See BufferOptions.firstAtOf (a replace's staging store). */
+  firstAtOf?: (url: string) => number | undefined;
+  /** A replace with no staged write for this long is abandoned (default 15 minutes). */
+  replaceIdleMs?: number;
+}
+
+/** The folder of a replace's staging store inside the project folder. */
+export const REPLACE_DIR = 'replace';
+
+/** What {@link SegmentStore.commitReplace} reports. */
+export interface ReplaceResult {
+  /** Searchable pages after the swap. */
+  pages: number;
+  /** Live URLs (any status) before the swap that the new index does not have. */
+  removed: number;
+  /** Writes made to the live index during the rebuild, applied to the new one too. */
+  mirrored: number;
+}
+
+/** A bulk replace in progress: the staging store the file's pages go to. */
+interface Replacement {
+  id: string;
+  staging: SegmentStore;
+  /** Live writes made during the rebuild, applied to the staging store too (in flight). */
+  mirrors: Set<Promise<unknown>>;
+  mirrored: number;
+  /** Set when a mirrored write failed: the staging store misses a live write, so no swap. */
+  failed: Error | null;
+  committing: boolean;
+  idleTimer: NodeJS.Timeout | null;
 }
 
 /**
@@ -109,9 +143,14 @@ export class SegmentStore implements ProjectIndex {
   private readonly buffer: WriteBuffer;
   private readonly merges: Merges;
   private readonly wal: WriteLog;
+  private readonly opts: SegmentStoreOptions;
+  private replacing: Replacement | null = null;
+  /** Set while a replace swaps: writes wait for it instead of landing in the old generation. */
+  private swapGate: Promise<void> | null = null;
 
   private constructor(opts: SegmentStoreOptions, ctx: StoreContext, generations: Generations, commits: CommitChain, wal: WriteLog) {
     this.siteId = opts.siteId;
+    this.opts = opts;
     this.ctx = ctx;
     this.generations = generations;
     this.commits = commits;
@@ -125,6 +164,8 @@ export class SegmentStore implements ProjectIndex {
         maxBufferedDocs: opts.maxBufferedDocs ?? DEFAULT_MAX_BUFFERED_DOCS,
         maxBufferedBytes: opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
         parallelBuilds: Math.max(1, opts.parallelBuilds ?? 2),
+        ...(opts.allocSeqs ? { allocSeqs: opts.allocSeqs } : {}),
+        ...(opts.firstAtOf ? { firstAtOf: opts.firstAtOf } : {}),
       },
       { wal, live: this.live, generations, builds: this.builds, commits, afterFlush: () => this.merges.afterFlush() },
     );
@@ -143,6 +184,8 @@ export class SegmentStore implements ProjectIndex {
   static async open(opts: SegmentStoreOptions): Promise<SegmentStore> {
     const ctx = new StoreContext(opts);
     fs.mkdirSync(ctx.segDir, { recursive: true });
+    // A replace that did not reach its commit is abandoned: the live index never saw it.
+    fs.rmSync(path.join(ctx.dir, REPLACE_DIR), { recursive: true, force: true });
     const manifest = readManifest(ctx.dir);
     // Unlisted = a build or merge that never committed (or a file a crash kept from gc).
     removeUnclaimedSegments(ctx.segDir, new Set(manifest.segments.map((s) => s.file)));
@@ -176,7 +219,189 @@ export class SegmentStore implements ProjectIndex {
    * Duplicate URLs in one batch: the last wins (higher seq).
    */
   write(ops: WriteOp[]): Promise<number> {
-    return this.track(this.buffer.write(ops));
+    if (this.swapGate) return this.track(this.swapGate.then(() => this.write(ops)));
+    const r = this.replacing;
+    if (!r) return this.track(this.buffer.write(ops));
+    return this.track(this.writeBoth(r, ops));
+  }
+
+  /**
+   * During a replace a live write goes to the live index (searches see it now) and to the
+   * staging store (so the swap keeps it). Both are durable before it is acknowledged. A
+   * failed staging write fails the replace, never the live write.
+   */
+  private async writeBoth(r: Replacement, ops: WriteOp[]): Promise<number> {
+    const mirror = r.staging.write(ops).then(
+      () => void r.mirrored++,
+      (err: Error) => {
+        r.failed ??= err;
+        this.ctx.log?.error(`index ${this.siteId}: a write during replace ${r.id} could not be staged; the replace will be refused: ${err.message}`);
+      },
+    );
+    r.mirrors.add(mirror);
+    void mirror.finally(() => r.mirrors.delete(mirror));
+    const [seq] = await Promise.all([this.buffer.write(ops), mirror]);
+    return seq;
+  }
+
+  // ------------------------------------------------------------------ bulk replace
+
+  /**
+   * Starts a bulk replace: a staging index beside the live one (`replace/` in the project
+   * folder) that {@link writeReplace} fills while searches keep using the live index. Writes
+   * to the live index until the swap are applied to the staging index too. One replace at a
+   * time per project (409 `conflict`). Returns the replace id.
+   *
+   * @example
+   * const id = await store.beginReplace();
+   * await store.writeReplace(id, pages.map((doc) => ({ op: 'upsert', doc })));
+   * await store.commitReplace(id); // one manifest commit: exactly the staged pages are live
+   */
+  async beginReplace(): Promise<string> {
+    if (this.ctx.closed) throw this.ctx.closedError();
+    if (this.replacing || this.swapGate) throw new AppError('conflict', `A replace of "${this.siteId}" is already running; commit or abort it first.`);
+    const id = randomUUID();
+    const dir = path.join(this.ctx.dir, REPLACE_DIR);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const o = this.opts;
+    const staging = await SegmentStore.open({
+      siteId: o.siteId,
+      dir,
+      pool: o.pool,
+      refreshMs: Math.max(o.refreshMs ?? 1000, 5000),
+      ...(o.clock ? { clock: o.clock } : {}),
+      ...(o.log ? { log: o.log } : {}),
+      ...(o.defaultLanguage !== undefined ? { defaultLanguage: o.defaultLanguage } : {}),
+      ...(o.mergePolicy ? { mergePolicy: o.mergePolicy } : {}),
+      ...(o.maxBufferedDocs ? { maxBufferedDocs: o.maxBufferedDocs } : {}),
+      ...(o.maxBufferedBytes ? { maxBufferedBytes: o.maxBufferedBytes } : {}),
+      ...(o.parallelBuilds ? { parallelBuilds: o.parallelBuilds } : {}),
+      allocSeqs: (n) => this.buffer.allocSeqs(n),
+      firstAtOf: (url) => this.live.get(url)?.firstAt,
+    });
+    if (this.replacing || this.ctx.closed) {
+      await staging.close({ flush: false });
+      throw new AppError('conflict', `A replace of "${this.siteId}" is already running; commit or abort it first.`);
+    }
+    this.replacing = { id, staging, mirrors: new Set(), mirrored: 0, failed: null, committing: false, idleTimer: null };
+    this.touchReplace(this.replacing);
+    this.ctx.log?.info(`index ${this.siteId}: replace ${id} started`);
+    return id;
+  }
+
+  /** The replace in progress with this id, or 404 `not_found`. */
+  private replacement(id: string): Replacement {
+    const r = this.replacing;
+    if (!r || r.id !== id || r.committing) throw new AppError('not_found', `No replace "${id}" is running for "${this.siteId}" (it was committed, aborted or abandoned after being idle).`, 'replaceId');
+    return r;
+  }
+
+  private touchReplace(r: Replacement): void {
+    if (r.idleTimer) clearTimeout(r.idleTimer);
+    r.idleTimer = setTimeout(() => {
+      if (this.replacing !== r || r.committing) return;
+      this.ctx.log?.warn(`index ${this.siteId}: replace ${r.id} abandoned after ${this.opts.replaceIdleMs ?? 900_000} ms without a write`);
+      void this.abortReplace(r.id).catch(() => undefined);
+    }, this.opts.replaceIdleMs ?? 900_000);
+    r.idleTimer.unref();
+  }
+
+  /**
+   * Writes ops into the replace's staging index only (durable when it resolves; not searchable
+   * until {@link commitReplace}). Same rules as {@link write}: all or nothing, newest wins.
+   */
+  async writeReplace(id: string, ops: WriteOp[]): Promise<number> {
+    const r = this.replacement(id);
+    this.touchReplace(r);
+    return this.track(r.staging.write(ops));
+  }
+
+  /** The staging index's acknowledged view (pending count for backpressure, tests). */
+  replaceStats(id: string): IndexStats {
+    return this.replacement(id).staging.stats();
+  }
+
+  /**
+   * Swaps the staging index in. Writes wait (they are not refused) while the swap runs: the
+   * live and staging buffers are published, the staging segments move into `segments/`, and
+   * one manifest commit makes them the whole index. Pages not staged are gone; a search pins
+   * either the old generation or the new one, never a mix and never an empty index between.
+   */
+  async commitReplace(id: string): Promise<ReplaceResult> {
+    const r = this.replacement(id);
+    r.committing = true;
+    if (r.idleTimer) clearTimeout(r.idleTimer);
+    let open!: () => void;
+    this.swapGate = new Promise<void>((resolve) => (open = resolve));
+    const before = new Set(this.live.urls());
+    const stagingDir = path.join(this.ctx.dir, REPLACE_DIR);
+    try {
+      // Live writes admitted before the gate finish on both sides first.
+      while (r.mirrors.size > 0) await Promise.allSettled([...r.mirrors]);
+      if (r.failed) throw new AppError('internal', `Replace ${id} failed: a write made during it could not be staged (${r.failed.message}). The live index is unchanged; run the replace again.`);
+      return await this.track(
+        this.merges.exclusive(async () => {
+          await this.buffer.flush();
+          await r.staging.flush();
+          await r.staging.merges.settled();
+          const metas = r.staging.generations.current.views.map((v) => v.state.meta);
+          await r.staging.close({ flush: false });
+          for (const m of metas) this.builds.inFlight.add(m.file);
+          try {
+            for (const m of metas) await fs.promises.rename(path.join(stagingDir, 'segments', m.file), path.join(this.ctx.segDir, m.file));
+            await fsyncDirAsync(this.ctx.segDir);
+            const maxSeq = metas.reduce((a, m) => Math.max(a, m.maxSeq), 0);
+            await this.commits.replaceAll(metas, Math.max(this.buffer.lastAckedSeq, maxSeq));
+          } finally {
+            for (const m of metas) this.builds.inFlight.delete(m.file);
+          }
+          this.rebuildLiveView();
+          this.wal.deleteCovered(this.commits.committedSeq);
+          let removed = 0;
+          for (const url of before) if (!this.live.has(url)) removed++;
+          const result = { pages: this.live.stats(0).pages, removed, mirrored: r.mirrored };
+          this.ctx.log?.info(`index ${this.siteId}: replace ${id} committed (${result.pages} pages, ${removed} removed, ${r.mirrored} live writes carried over)`);
+          return result;
+        }),
+      );
+    } catch (err) {
+      await r.staging.close({ flush: false }).catch(() => undefined);
+      throw err;
+    } finally {
+      if (this.replacing === r) this.replacing = null;
+      this.swapGate = null;
+      open();
+      fs.rmSync(stagingDir, { recursive: true, force: true });
+    }
+  }
+
+  /** Abandons a replace: the staging index is deleted, the live index is untouched. */
+  async abortReplace(id: string): Promise<void> {
+    const r = this.replacement(id);
+    r.committing = true;
+    if (r.idleTimer) clearTimeout(r.idleTimer);
+    this.replacing = null;
+    while (r.mirrors.size > 0) await Promise.allSettled([...r.mirrors]);
+    await r.staging.close({ flush: false });
+    fs.rmSync(path.join(this.ctx.dir, REPLACE_DIR), { recursive: true, force: true });
+    this.ctx.log?.info(`index ${this.siteId}: replace ${id} aborted`);
+  }
+
+  /** Whether a replace is running (the registry keeps such a store open). */
+  get replaceRunning(): boolean {
+    return this.replacing !== null || this.swapGate !== null;
+  }
+
+  /** The acknowledged view from the published winners (after a replace swapped them all). */
+  private rebuildLiveView(): void {
+    const lastUpdated = this.live.lastUpdatedAt;
+    this.live.clear();
+    for (const [url, w] of this.generations.published) {
+      if (w.docId < 0) continue;
+      const s = w.state;
+      this.live.set(url, { seq: w.seq, at: s.ats[w.docId]!, firstAt: s.firstAts[w.docId]!, status: s.statuses[w.docId]! });
+    }
+    this.live.touch(Math.max(lastUpdated, this.opts.clock?.() ?? Date.now()));
   }
 
   /** Resolves once every op up to `seq` is published; triggers an early flush if needed. */
@@ -200,7 +425,7 @@ export class SegmentStore implements ProjectIndex {
    * stores when it bounds how many are open.
    */
   idle(): boolean {
-    return this.inFlight === 0 && this.buffer.unpublished === 0 && this.generations.pinned === 0;
+    return this.inFlight === 0 && this.buffer.unpublished === 0 && this.generations.pinned === 0 && !this.replaceRunning;
   }
 
   /**
@@ -208,8 +433,19 @@ export class SegmentStore implements ProjectIndex {
    * as one durable batch. Resolves with the number of URLs removed.
    */
   async deleteWhere(predicate: (url: string) => boolean): Promise<number> {
+    if (this.swapGate) {
+      await this.swapGate;
+      return this.deleteWhere(predicate);
+    }
     const urls: string[] = [];
     for (const url of this.live.urls()) if (predicate(url)) urls.push(url);
+    // During a replace the staged pages that match go too (the removal applies to both).
+    const r = this.replacing;
+    if (r) {
+      const stagedOnly: WriteOp[] = [];
+      for (const url of r.staging.urls()) if (!this.live.has(url) && predicate(url)) stagedOnly.push({ op: 'delete', url });
+      if (stagedOnly.length > 0) await this.writeReplace(r.id, stagedOnly);
+    }
     if (urls.length === 0) return 0;
     await this.write(urls.map((url) => ({ op: 'delete', url })));
     return urls.length;
@@ -331,6 +567,7 @@ export class SegmentStore implements ProjectIndex {
    */
   async close(opts: { flush?: boolean; timeoutMs?: number } = {}): Promise<void> {
     if (this.ctx.closed) return;
+    if (this.replacing && !this.replacing.committing) await this.abortReplace(this.replacing.id).catch(() => undefined);
     if (opts.flush !== false) {
       // Bounded, so that shutdown finishes in seconds: what is not flushed in time is still in
       // the write log and replayed at the next open.

@@ -42,6 +42,8 @@ export interface ImportSummary {
   rejected: Rejection[];
   /** Wall-clock milliseconds. */
   elapsedMs: number;
+  /** With `replace`: what the swap reported (pages live after it, pages it removed). */
+  replaced?: { pages: number; removed: number; mirrored: number };
 }
 
 export interface ImportOptions {
@@ -62,6 +64,12 @@ export interface ImportOptions {
   ignoreUndefinedFilters?: boolean;
   /** Ask the server to wait until the last batch is searchable (`refresh=true`). */
   refreshAtEnd?: boolean;
+  /**
+   * Replace the project's index with the input: the pages go to a staging index (POST
+   * /index/replace), which is swapped in at the end in one commit; pages not in the input are
+   * gone. An aborted import abandons the staging index and leaves the live one untouched.
+   */
+  replace?: boolean;
   /** Progress output (default: process.stderr). */
   out?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   /** Injected for tests. */
@@ -184,13 +192,38 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
   const summary: ImportSummary = { read: 0, indexed: 0, rejected: [], elapsedMs: 0 };
   const progress = new Progress(out, totalBytes, clock);
 
+  let replaceId: string | undefined;
   const endpoint = (refresh: boolean): string => {
     const u = new URL('/sites/pagesJson', opts.serverUrl);
     u.searchParams.set('site', opts.siteId);
     if (opts.ignoreUndefinedFilters) u.searchParams.set('ignoreUndefinedFilters', 'true');
-    if (refresh) u.searchParams.set('refresh', 'true');
+    if (replaceId !== undefined) u.searchParams.set('replaceId', replaceId);
+    else if (refresh) u.searchParams.set('refresh', 'true');
     return u.href;
   };
+
+  // The replace's own calls: start, commit, abort. Not retried past a few connection errors.
+  const replaceCall = async (method: string, route: string): Promise<Record<string, unknown>> => {
+    const u = new URL(route, opts.serverUrl);
+    u.searchParams.set('site', opts.siteId);
+    if (replaceId !== undefined) u.searchParams.set('replaceId', replaceId);
+    let res: Response | undefined;
+    for (let attempt = 0; !res; attempt++) {
+      try {
+        res = await doFetch(u.href, { method, headers: { authorization: `Bearer ${opts.masterKey}` } });
+      } catch (err) {
+        if (attempt >= 4) throw new ImportAborted(`Cannot reach ${opts.serverUrl}: ${(err as Error).message}. Is the server running (make start)?`);
+        await delay(250 * 2 ** attempt);
+      }
+    }
+    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    if (res.status !== 200) throw new ImportAborted(`The server refused ${method} ${route} (${res.status} ${String(body.code ?? '')}): ${String(body.message ?? '')}`);
+    return body;
+  };
+  if (opts.replace) {
+    const begun = await replaceCall('POST', '/index/replace');
+    replaceId = String(begun.replaceId);
+  }
 
   const post = async (docs: unknown[], refresh: boolean): Promise<PostResult> => {
     for (let attempt = 0; ; attempt++) {
@@ -314,27 +347,42 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     inFlight.add(p);
   };
 
-  let pending: ImportEntry[] = [];
-  for (const file of files) {
-    for await (const entry of readEntries(file, (n) => (bytesRead += n))) {
-      summary.read++;
-      if (entry.parseError !== undefined) {
-        summary.rejected.push({ origin: entry.origin, reason: entry.parseError });
-        continue;
-      }
-      pending.push(entry);
-      if (pending.length === batchSize) {
-        await dispatch(pending, false);
-        pending = [];
+  const feed = async (): Promise<void> => {
+    let pending: ImportEntry[] = [];
+    for (const file of files) {
+      for await (const entry of readEntries(file, (n) => (bytesRead += n))) {
+        summary.read++;
+        if (entry.parseError !== undefined) {
+          summary.rejected.push({ origin: entry.origin, reason: entry.parseError });
+          continue;
+        }
+        pending.push(entry);
+        if (pending.length === batchSize) {
+          await dispatch(pending, false);
+          pending = [];
+        }
       }
     }
+    // The final batch goes last, alone, so that refresh=true covers everything before it.
+    while (inFlight.size > 0) await Promise.race(inFlight);
+    if (failure) throw failure;
+    if (pending.length > 0) await dispatch(pending, opts.refreshAtEnd ?? false);
+    while (inFlight.size > 0) await Promise.race(inFlight);
+    if (failure) throw failure;
+  };
+  if (replaceId === undefined) {
+    await feed();
+  } else {
+    try {
+      await feed();
+    } catch (err) {
+      await replaceCall('DELETE', '/index/replace').catch(() => undefined);
+      throw err;
+    }
+    out.write(`swapping the new index in (${summary.indexed} pages staged)…\n`);
+    const r = await replaceCall('POST', '/index/replace/commit');
+    summary.replaced = { pages: Number(r.pages), removed: Number(r.removed), mirrored: Number(r.mirrored) };
   }
-  // The final batch goes last, alone, so that refresh=true covers everything before it.
-  while (inFlight.size > 0) await Promise.race(inFlight);
-  if (failure) throw failure;
-  if (pending.length > 0) await dispatch(pending, opts.refreshAtEnd ?? false);
-  while (inFlight.size > 0) await Promise.race(inFlight);
-  if (failure) throw failure;
   summary.elapsedMs = clock() - started;
   progress.finish(summary);
   return summary;
@@ -366,6 +414,9 @@ export function formatSummary(s: ImportSummary, maxReasons = 20): string {
     lines.push(`  rejected ${r.origin}${r.url ? ` (${r.url})` : ''}: ${r.reason}`);
   }
   if (s.rejected.length > maxReasons) lines.push(`  … and ${s.rejected.length - maxReasons} more rejected entries`);
+  if (s.replaced) {
+    lines.push(`Replaced the index: ${s.replaced.pages} searchable pages, ${s.replaced.removed} pages not in the input removed, ${s.replaced.mirrored} writes made during the import kept.`);
+  }
   return lines.join('\n');
 }
 

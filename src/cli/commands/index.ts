@@ -25,10 +25,15 @@ Options:
   --ignore-undefined-filters
                        drop filter values whose fid# is not defined instead of rejecting
   --no-wait            do not wait at the end until the documents are searchable
+  --replace            replace the whole index with the input: the pages are built into a
+                       staging index beside the live one (searches keep using the live one),
+                       then swapped in at once; pages not in the input are gone. Writes made
+                       while it runs reach both indexes. An aborted import changes nothing.
 ${CLIENT_HELP}
 
 Example:
   sitesift index docs ./export/pages.jsonl.gz --base-url https://example.com/
+  sitesift index docs ./export/pages.jsonl.gz --replace
 `,
   async run(args, io) {
     const { values, positionals } = parseFlags(args, {
@@ -38,6 +43,7 @@ Example:
       concurrency: { type: 'string' },
       'ignore-undefined-filters': { type: 'boolean' },
       'no-wait': { type: 'boolean' },
+      replace: { type: 'boolean' },
     });
     if (positionals.length !== 2) throw new UsageError('expected <siteId> and <file|dir>');
     const [siteId, input] = positionals as [string, string];
@@ -56,6 +62,7 @@ Example:
         ...(values['base-url'] !== undefined ? { baseUrl: values['base-url'] } : {}),
         ignoreUndefinedFilters: values['ignore-undefined-filters'] === true,
         refreshAtEnd: values['no-wait'] !== true,
+        replace: values.replace === true,
         out: io.stderr,
       });
       if (values.json) io.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -2,6 +2,8 @@
  * `sitesift index` end to end: the CLI (runCli, in-process) posts fixture files to a real
  * server on 127.0.0.1 with the master key; the server's listing shows what was indexed.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -83,4 +85,42 @@ t.test('a clean import exits 0; usage and server errors', async (t) => {
   t.equal(usage.code, 2);
   const badBatch = await cli(['imp', path.join(fixtures, 'dir'), '--batch-size', '101']);
   t.equal(badBatch.code, 2);
+});
+
+t.test('--replace: the project holds exactly the file afterwards; a failed import changes nothing', async (t) => {
+  await api(s.url, '/admin/projects', { method: 'POST', token: s.masterKey, json: { siteId: 'rep' } });
+  const put = (urls: string[]) =>
+    api(s.url, '/sites/pagesJson?site=rep&refresh=true', { method: 'POST', token: s.masterKey, json: urls.map((url) => ({ url, title: 'old', content: 'old text' })) });
+  await put(['https://rep.example.com/a', 'https://rep.example.com/gone']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sitesift-replace-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'pages.jsonl');
+  fs.writeFileSync(
+    file,
+    ['a', 'b', 'c'].map((n) => JSON.stringify({ url: `https://rep.example.com/${n}`, title: `new ${n}`, content: 'replacement text' })).join('\n') + '\n',
+  );
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await runCli(['index', 'rep', file, '--replace', '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
+  t.equal(code, 0, err);
+  t.match(err, /100% done: 3 indexed/);
+  t.match(out, /Replaced the index: 3 searchable pages, 1 pages not in the input removed/);
+  const r = await api(s.url, '/sites/indexedContent?site=rep&limit=100', { token: s.masterKey });
+  t.same(r.body.pages.map((p: { url: string }) => p.url), ['https://rep.example.com/a', 'https://rep.example.com/b', 'https://rep.example.com/c']);
+  const found = await api(s.url, '/sites?site=rep&query=replacement');
+  t.equal(found.body.totalResults, 3);
+
+  // An import refused half-way (a second replace is already running) leaves the index as it is.
+  const begun = await api(s.url, '/index/replace?site=rep', { method: 'POST', token: s.masterKey });
+  t.equal(begun.status, 200);
+  const refused = await runCli(['index', 'rep', file, '--replace', '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout: new PassThrough(), stderr: new PassThrough() });
+  t.equal(refused, 1);
+  const aborted = await api(s.url, `/index/replace?site=rep&replaceId=${begun.body.replaceId}`, { method: 'DELETE', token: s.masterKey });
+  t.equal(aborted.status, 200);
+  const after = await api(s.url, '/sites/indexedContent?site=rep&limit=100', { token: s.masterKey });
+  t.equal(after.body.pages.length, 3);
 });
