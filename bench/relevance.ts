@@ -30,6 +30,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { averagePrecision, CRAN_DEPTH, knownItemScores, loadCranfield, loadPgDocs, loadPgQueries, ndcgAt10, PG_BASE, type KnownItem } from './lib/corpus.js';
 import { Fts5Peer, LunrPeer, MiniSearchPeer, type PeerDoc } from './lib/peers.js';
+import { fts5Peer, loadMlSet, lucenePeer, miniSearchSegmenterPeer, ML_BASE, ML_LANGUAGES, scoreKnownItems, type Agg as MlAgg, type MlSet } from './lib/multilingual.js';
 import { writeBenchSection } from './lib/report.js';
 import { createProject, indexDocs, ROOT, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 
@@ -112,7 +113,86 @@ function outcome(q: KnownItem, ranked: Ranked): Outcome {
   return { q, ranked, rank: i >= 0 ? i + 1 : 0 };
 }
 
+/** One multilingual set's sitesift answers (ranked full URLs per query). */
+interface MlRun {
+  set: MlSet;
+  ours: string[][];
+  indexSeconds: number;
+}
+
+/** Indexes each multilingual set into its own project (every document carries the set's `language`) and runs its queries. */
+async function runMlSets(server: BenchServer): Promise<MlRun[]> {
+  const runs: MlRun[] = [];
+  for (const lang of ML_LANGUAGES) {
+    const set = loadMlSet(lang);
+    const site = `ml-${lang}`;
+    await createProject(server, site);
+    const pages = toPageDocs(set.docs, ML_BASE).map((p) => ({ ...p, language: lang }));
+    const r = await indexDocs(server, site, pages, { concurrency: 3 });
+    const ours = await mapLimit(set.queries, 4, async (q) => (await searchServer(server, site, q.q, 10)).urls);
+    runs.push({ set, ours, indexSeconds: r.seconds });
+    process.stderr.write(`relevance: ${lang}: indexed ${r.indexed} in ${r.seconds.toFixed(1)} s, ${set.queries.length} queries answered\n`);
+  }
+  return runs;
+}
+
+/** Peers over each multilingual set, then the tables, goals and misses. */
+function reportMl(runs: MlRun[]): { lines: string[]; goals: Array<{ goal: string; met: boolean; detail: string }>; json: Record<string, unknown> } {
+  const lines: string[] = [];
+  const goals: Array<{ goal: string; met: boolean; detail: string }> = [];
+  const json: Record<string, unknown> = {};
+  const missLines: string[] = [];
+  for (const run of runs) {
+    const { set } = run;
+    const lang = set.language;
+    const docs: PeerDoc[] = set.docs.map((d) => ({ url: ML_BASE + d.url, title: d.title, headings: d.headings ?? '', content: d.content }));
+    const qs = set.queries.map((q) => q.q);
+    const engines = new Map<string, Map<string, MlAgg>>();
+    engines.set('sitesift', scoreKnownItems(set.queries, run.ours));
+    const analyzers: Record<string, string[]> = { de: ['german'], fr: ['french'], ja: ['japanese', 'cjk'] };
+    for (const a of analyzers[lang] ?? []) {
+      try {
+        engines.set(`Lucene 8 ${a === 'cjk' ? 'CJKAnalyzer' : a[0]!.toUpperCase() + a.slice(1) + 'Analyzer'}`, scoreKnownItems(set.queries, lucenePeer(docs, qs, a)));
+      } catch (err) {
+        process.stderr.write(`relevance: Lucene peer (${a}) failed: ${(err as Error).message.slice(0, 300)}\n`);
+      }
+    }
+    engines.set('FTS5 unicode61', scoreKnownItems(set.queries, fts5Peer(docs, qs, 'unicode61')));
+    engines.set('FTS5 trigram', scoreKnownItems(set.queries, fts5Peer(docs, qs, 'trigram')));
+    engines.set('MiniSearch+Segmenter', scoreKnownItems(set.queries, miniSearchSegmenterPeer(docs, qs, lang)));
+    const kinds = [...new Set(set.queries.map((q) => q.kind))];
+    lines.push('');
+    lines.push(`Relevance — ${lang} (${set.docs.length} documents, ${set.queries.length} known-item queries), MRR@10 per kind (zero-result rate in brackets)`);
+    lines.push('');
+    lines.push(`| engine | ${kinds.join(' | ')} | all |`);
+    lines.push(`|---|${kinds.map(() => '---:').join('|')}|---:|`);
+    for (const [name, by] of engines) {
+      lines.push(`| ${name} | ${[...kinds, 'all'].map((k) => { const a = by.get(k)!; return `${fmt(a.rr / a.n)} (${fmt(a.zero / a.n)})`; }).join(' | ')} |`);
+    }
+    const ours = engines.get('sitesift')!;
+    for (const k of kinds) {
+      const mrr = ours.get(k)!.rr / ours.get(k)!.n;
+      const rivals = [...engines].filter(([n]) => n !== 'sitesift').map(([n, by]) => [n, by.get(k)!.rr / by.get(k)!.n] as [string, number]);
+      const best = rivals.reduce((b, r) => (r[1] > b[1] ? r : b));
+      goals.push({ goal: `${lang} ${k}: ahead of every peer`, met: mrr > best[1], detail: `${fmt(mrr)} vs best ${best[0]} ${fmt(best[1])}` });
+    }
+    json[lang] = Object.fromEntries([...engines].map(([n, by]) => [n, Object.fromEntries([...by].map(([k, a]) => [k, { n: a.n, mrr10: +fmt(a.rr / a.n), s1: +fmt(a.s1 / a.n), zero: +fmt(a.zero / a.n) }]))]));
+    const titles = new Map(set.docs.map((d) => [ML_BASE + d.url, d.title]));
+    set.queries.forEach((q, i) => {
+      const rank = run.ours[i]!.slice(0, 10).indexOf(ML_BASE + q.url) + 1;
+      if (rank !== 1) missLines.push(`${lang}\t${q.kind}\t${JSON.stringify(q.q)} → want ${q.url} "${(titles.get(ML_BASE + q.url) ?? '').slice(0, 40)}"; ours ${rank || '-'}; got ${run.ours[i]!.slice(0, 3).map((u) => `${u.slice(ML_BASE.length)} "${(titles.get(u) ?? '').slice(0, 30)}"`).join('; ')}`);
+    });
+  }
+  const outDir = path.join(ROOT, 'bench/out');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(path.join(outDir, 'relevance-ml-misses.txt'), missLines.join('\n') + '\n');
+  lines.push('');
+  lines.push(`(our multilingual misses: bench/out/relevance-ml-misses.txt)`);
+  return { lines, goals, json };
+}
+
 async function main(): Promise<void> {
+  if (process.env.RELEVANCE_SETS === 'ml') return mainMl();
   const t0 = performance.now();
   const pgDocs = loadPgDocs();
   const queries = loadPgQueries();
@@ -123,6 +203,7 @@ async function main(): Promise<void> {
   process.stderr.write(`relevance: starting sitesift (${mode})…\n`);
   const server = await startBenchServer({ mode, env: { SITESIFT_WORKERS: '2' }, keep: process.env.BENCH_KEEP === '1' });
   const engines = new Map<string, { outcomes: Outcome[]; cran: CranScore }>();
+  let mlRuns: MlRun[] = [];
   try {
     await createProject(server, 'pgdocs');
     await createProject(server, 'cranfield');
@@ -143,6 +224,7 @@ async function main(): Promise<void> {
     const cranOurs = await mapLimit(cran.queries, 4, async (q) => ({ id: q.id, ranked: (await searchServer(server, 'cranfield', q.text, CRAN_DEPTH)).urls.map((u) => u.slice(CRAN_BASE.length)) }));
     engines.set('sitesift', { outcomes: ours, cran: cranScore(cran.qrels, cranOurs) });
     process.stderr.write(`relevance: sitesift answered ${queries.length} queries in ${(pgQueryMs / 1000).toFixed(1)} s over HTTP (4 in flight)\n`);
+    mlRuns = await runMlSets(server);
   } catch (err) {
     process.stderr.write(`sitesift server log (tail):\n${server.logTail()}\n`);
     throw err;
@@ -196,6 +278,8 @@ async function main(): Promise<void> {
   for (const [name, c] of cranRows) lines.push(`| ${name} | ${fmt(c.ndcg)} | ${fmt(c.ndcgJudged)} | ${fmt(c.map)} | ${c.short} |`);
   for (const [name, v] of Object.entries(QUOTED_CRAN_NDCG)) lines.push(`| ${name} | ${fmt(v)} | | | |`);
 
+  const ml = reportMl(mlRuns);
+  lines.push(...ml.lines);
   const tables = lines.slice();
 
   // ---- goals
@@ -217,6 +301,7 @@ async function main(): Promise<void> {
   const bestCran = cranRivals.reduce((b, r) => (r[1] > b[1] ? r : b));
   goals.push({ goal: `Cranfield nDCG@10 ≥ ${GOAL_CRAN_NDCG}`, met: ourCran >= GOAL_CRAN_NDCG, detail: fmt(ourCran) });
   goals.push({ goal: 'Cranfield: ahead of every peer', met: ourCran > bestCran[1], detail: `${fmt(ourCran)} vs best ${bestCran[0]} ${fmt(bestCran[1])}` });
+  goals.push(...ml.goals);
   writeBenchSection(
     'relevance',
     [...tables, '', `Goals: ${goals.filter((g) => g.met).length} of ${goals.length} met.`, '', ...goals.map((g) => `- ${g.met ? 'met' : '**not met**'}: ${g.goal} — ${g.detail}`)].join('\n'),
@@ -256,11 +341,29 @@ async function main(): Promise<void> {
       [...scores].map(([n, by]) => [n, Object.fromEntries([...by].map(([k, a]) => [k, { n: a.n, mrr10: +fmt(a.rr / a.n), s1: +fmt(a.s1 / a.n), s10: +fmt(a.s10 / a.n), zero: +fmt(a.zero / a.n) }]))]),
     ),
     cranfield: Object.fromEntries(cranRows.map(([n, c]) => [n, { ndcg10: +fmt(c.ndcg), ndcg10Judged: +fmt(c.ndcgJudged), map100: +fmt(c.map), n: c.n, short: c.short }])),
+    ml: ml.json,
     goalsMet: goals.filter((g) => g.met).length,
     goalsTotal: goals.length,
     goals: Object.fromEntries(goals.map((g) => [g.goal, g.met])),
   };
   process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify(json) + '\n');
+}
+
+/** `RELEVANCE_SETS=ml`: the multilingual sets alone (no English, no README update). */
+async function mainMl(): Promise<void> {
+  const server = await startBenchServer({ mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx', env: { SITESIFT_WORKERS: '2' }, keep: process.env.BENCH_KEEP === '1' });
+  let runs: MlRun[];
+  try {
+    runs = await runMlSets(server);
+  } catch (err) {
+    process.stderr.write(`sitesift server log (tail):\n${server.logTail()}\n`);
+    throw err;
+  } finally {
+    await server.stop();
+  }
+  const ml = reportMl(runs);
+  const lines = [...ml.lines, '', ...ml.goals.map((g) => `  [${g.met ? 'met' : '   '}] ${g.goal.padEnd(34)} ${g.detail}`)];
+  process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify({ bench: 'relevance-ml', ml: ml.json }) + '\n');
 }
 
 interface CranScore {

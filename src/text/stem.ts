@@ -9,7 +9,7 @@
 // analyses text (main, pool and search threads). test/text/stem.test.ts checks it against
 // wink-nlp itself.
 import modelStem from 'wink-eng-lite-web-model/dist/porter-stemmer.js';
-import snowball from 'snowball-stemmers';
+import { createRequire } from 'node:module';
 import { SEGMENTED_CHAR_RE } from './segment.js';
 
 const stemCache = new Map<string, string>();
@@ -23,6 +23,8 @@ const SNOWBALL: Readonly<Record<string, string>> = {
   es: 'spanish', sl: 'slovene', sv: 'swedish', ta: 'tamil', tr: 'turkish',
 };
 const stemmers = new Map<string, { stem(word: string): string }>();
+// A CommonJS package: required (an ESM default import of it differs between tsx and node).
+let snowball: { newStemmer(algorithm: string): { stem(word: string): string } } | null = null;
 const snowballCaches = new Map<string, Map<string, string>>();
 
 /** Languages (ISO 639-1) with a stemmer: English and every Snowball language. */
@@ -65,7 +67,8 @@ export function stemSnowball(word: string, language: string): string {
   let s = cache.get(word);
   if (s === undefined) {
     let st = stemmers.get(algo);
-    if (!st) stemmers.set(algo, (st = snowball.newStemmer(algo)));
+    snowball ??= createRequire(import.meta.url)('snowball-stemmers') as typeof snowball;
+    if (!st) stemmers.set(algo, (st = snowball!.newStemmer(algo)));
     s = st.stem(word) || word;
     if (cache.size > STEM_CACHE_SIZE) cache.clear();
     cache.set(word, s);
