@@ -9,12 +9,12 @@ import { pathToFileURL } from 'node:url';
 import { realpathSync } from 'node:fs';
 import {
   CliError, UsageError, type CliIO, type Command, crawl, exportCommand, indexCommand, keys, merge,
-  project, serve, sitemap, status,
+  project, restore, serve, sitemap, status,
 } from './cli/index.js';
 
 /** Every command, keyed by name, in the order `--help` lists them. */
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(
-  [serve, project, keys, indexCommand, crawl, sitemap, merge, exportCommand, status].map((c) => [c.name, c]),
+  [serve, project, keys, indexCommand, crawl, sitemap, merge, exportCommand, restore, status].map((c) => [c.name, c]),
 );
 
 export function mainHelp(): string {

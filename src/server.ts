@@ -21,7 +21,8 @@ import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/index.js';
 import { batchedPoolFetch } from './fetch/index.js';
-import { startGcJob, startMergeJob, startQueryLogRollup, startRecrawlJob, startSitemapImportJob } from '../jobs/index.js';
+import { SnapshotExporter, SnapshotNode } from './snapshot/index.js';
+import { startExportJob, startGcJob, startMergeJob, startQueryLogRollup, startRecrawlJob, startSitemapImportJob } from '../jobs/index.js';
 
 export interface StartOptions {
   /** Where the first-start banner goes (default stdout). */
@@ -181,7 +182,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       clock,
       log: { info: (m) => log.info({}, m), warn: (m) => log.warn({}, m), error: (m) => log.error({}, m) },
       defaultLanguage: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).search.language : 'en'),
-      ...(cfg.testPauseIn ? { pauseIn: cfg.testPauseIn } : {}),
+      ...(cfg.testPauseIn && !cfg.testPauseIn.startsWith('export') ? { pauseIn: cfg.testPauseIn as 'build' | 'merge' | 'commit' | 'manifest' } : {}),
     });
     cleanups.push(() => indexes.closeAll());
     const analytics = new QueryLogService({
@@ -215,11 +216,40 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     cleanups.push(() => crawl.stop());
 
     // The routes' one way to search: each service pins its snapshot and owns its answer cache.
+    // A search node answers from its snapshot (src/snapshot/node.ts) instead of its own indexes.
+    const node =
+      cfg.role === 'search'
+        ? new SnapshotNode({
+            source: cfg.snapshot!,
+            cacheDir: path.join(cfg.dataDir, 'snapshot'),
+            pool,
+            executor,
+            pollMs: cfg.snapshotPollMs,
+            searchCacheBytes: cfg.searchCacheMb * 1024 * 1024,
+            log,
+            clock,
+          })
+        : null;
+    if (node) {
+      projects.serveFrom(node.overlay);
+      cleanups.push(() => node.close());
+    }
     const sources = { projects, indexes, executor };
-    const search = new SearchService(sources, cfg.searchCacheMb * 1024 * 1024);
-    const suggest = new SuggestService({ ...sources, querySuggestions: (siteId, query, o) => analytics.querySuggestions(siteId, query, o) });
+    const search = node?.search ?? new SearchService(sources, cfg.searchCacheMb * 1024 * 1024);
+    const suggest = node?.suggest ?? new SuggestService({ ...sources, querySuggestions: (siteId, query, o) => analytics.querySuggestions(siteId, query, o) });
+    const exporter =
+      cfg.role === 'primary'
+        ? new SnapshotExporter({
+            projects,
+            indexes,
+            suggestionRows: (siteId) => analytics.suggestionStamp(siteId).rows(),
+            clock,
+            log,
+            pauseAt: cfg.testPauseIn === 'export-blob' || cfg.testPauseIn === 'export-index' ? cfg.testPauseIn : null,
+          })
+        : null;
 
-    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl, search, suggest };
+    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl, search, suggest, exporter, node };
 
     // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
     projects.onDelete(async (siteId) => {
@@ -246,6 +276,16 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
         cleanups.push(() => sitemaps.stop());
         const recrawls = startRecrawlJob({ crawl, projects, onError: onCrawlError });
         cleanups.push(() => recrawls.stop());
+        if (exporter && cfg.exportSchedule && cfg.exportOut) {
+          const exports = startExportJob({
+            exporter,
+            schedule: cfg.exportSchedule,
+            out: cfg.exportOut,
+            pruneGraceMs: cfg.exportPruneGraceMs,
+            onError: (err) => log.error({ err }, 'scheduled export failed'),
+          });
+          cleanups.push(() => exports.stop());
+        }
       }
     }
 
@@ -265,6 +305,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
         resolve();
       });
     });
+    node?.start();
     const addr = server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const url = `http://${host}:${addr.port}`;

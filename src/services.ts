@@ -9,6 +9,7 @@ import type { IndexRegistry } from './index/index.js';
 import type { QueryLogService } from './analytics/index.js';
 import type { CrawlService } from './crawl/index.js';
 import type { SearchService, SuggestService } from './search/index.js';
+import type { SnapshotExporter, SnapshotNode } from './snapshot/index.js';
 
 export interface Services {
   config: Config;
@@ -24,4 +25,8 @@ export interface Services {
   search: SearchService;
   /** Answers `GET /sites/suggest` the same way, with its own cache. */
   suggest: SuggestService;
+  /** Writes snapshots (`POST /admin/export`, the scheduled export); null on a search node. */
+  exporter: SnapshotExporter | null;
+  /** A search node's snapshot (what it serves, its health); null on a primary. */
+  node: SnapshotNode | null;
 }

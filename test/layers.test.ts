@@ -16,7 +16,7 @@ export const FLOORS: string[][] = [
   ['src/index'], // segments, manifest, commit chain, merges
   ['src/projects'], // project registry and settings
   ['src/search', 'src/ingest', 'src/analytics', 'src/fetch'], // src/fetch: one page fetched and extracted (pool threads)
-  ['src/crawl'], // the crawler: queue, politeness, robots, sitemaps, schedules (main thread)
+  ['src/crawl', 'src/snapshot'], // the crawler: queue, politeness, robots, sitemaps, schedules (main thread); snapshots: export, search nodes, restore
   ['src/services.ts'],
   ['src/http', 'jobs', 'workers'],
   ['src/server.ts'],

@@ -10,6 +10,7 @@ export type {
 export { parseQueryEvent, QUERY_EVENT_ACTIONS } from './events.js';
 export type { QueryEvent, QueryEventAction } from './events.js';
 export type { QuerySuggestion } from './suggestions.js';
+export { SuggestionIndex } from './suggestions.js';
 export { INTERVALS, bucketCount, defaultInterval } from './timechart.js';
 export type { Interval, Timechart, TimechartBucket, TopQuery, NoResultQuery } from './timechart.js';
 export type { RollupResult } from './rollup.js';

@@ -272,6 +272,16 @@ export class SuggestionIndex {
     this.precomputeShort();
   }
 
+  /**
+   * Every query with a positive window count as `[query, count, lastResults, lastAt]`, in
+   * query order: what {@link load} takes (snapshots carry it to search nodes).
+   */
+  rows(): Array<[query: string, count: number, lastResults: number, lastAt: number]> {
+    const out: Array<[string, number, number, number]> = [];
+    for (const s of this.stats.values()) if (s.count > 0) out.push([s.query, s.count, s.lastResults, s.lastAt]);
+    return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
   /** Current stat of a query (tests, reports). */
   get(query: string): Readonly<QueryStat> | undefined {
     return this.stats.get(query);

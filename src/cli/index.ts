@@ -11,6 +11,7 @@ export { indexCommand } from './commands/index.js';
 export { keys } from './commands/keys.js';
 export { merge } from './commands/merge.js';
 export { project } from './commands/project.js';
+export { restore } from './commands/restore.js';
 export { runServe, serve } from './commands/serve.js';
 export { sitemap } from './commands/sitemap.js';
 export { status } from './commands/status.js';

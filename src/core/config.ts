@@ -40,6 +40,14 @@ export interface Config {
   searchMemoryMb: number;
   /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
+  /** Search role: milliseconds between polls of the snapshot for a newer generation (SITESIFT_SNAPSHOT_POLL_MS). */
+  snapshotPollMs: number;
+  /** Primary: cron expression (UTC) of the scheduled export of every project (SITESIFT_EXPORT_SCHEDULE); null: none. */
+  exportSchedule: string | null;
+  /** Primary: directory or http(s) URL the scheduled export writes (SITESIFT_EXPORT_OUT). */
+  exportOut: string | null;
+  /** Primary: how long exported files no current manifest needs are kept before pruning (SITESIFT_EXPORT_PRUNE_GRACE_MS). */
+  exportPruneGraceMs: number;
   crawlerAllowPrivate: boolean;
   /** Levels of sitemap indexes an import follows below a configured sitemap (SITESIFT_SITEMAP_MAX_DEPTH). */
   sitemapMaxDepth: number;
@@ -85,7 +93,7 @@ export interface Config {
    */
   metricsAddress: { host: string; port: number } | null;
   /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
-  testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | null;
+  testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | 'export-blob' | 'export-index' | null;
 }
 
 /**
@@ -197,6 +205,10 @@ const SPECS: SettingSpec[] = [
   { key: 'searchCacheMb', env: 'SITESIFT_SEARCH_CACHE_MB', flag: 'search-cache-mb', parse: parseInteger(0, 65536) },
   { key: 'searchMemoryMb', env: 'SITESIFT_SEARCH_MEMORY_MB', flag: 'search-memory-mb', parse: parseInteger(16, 65536) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
+  { key: 'snapshotPollMs', env: 'SITESIFT_SNAPSHOT_POLL_MS', flag: 'snapshot-poll-ms', parse: parseInteger(100, 86_400_000) },
+  { key: 'exportSchedule', env: 'SITESIFT_EXPORT_SCHEDULE', flag: 'export-schedule', parse: parseNonEmpty },
+  { key: 'exportOut', env: 'SITESIFT_EXPORT_OUT', flag: 'export-out', parse: parseNonEmpty },
+  { key: 'exportPruneGraceMs', env: 'SITESIFT_EXPORT_PRUNE_GRACE_MS', flag: 'export-prune-grace-ms', parse: parseInteger(0, 30 * 86_400_000) },
   { key: 'crawlerAllowPrivate', env: 'SITESIFT_CRAWLER_ALLOW_PRIVATE', flag: 'crawler-allow-private', parse: parseBoolean },
   { key: 'sitemapMaxDepth', env: 'SITESIFT_SITEMAP_MAX_DEPTH', flag: 'sitemap-max-depth', parse: parseInteger(0, 10) },
   { key: 'sitemapMaxFiles', env: 'SITESIFT_SITEMAP_MAX_FILES', flag: 'sitemap-max-files', parse: parseInteger(1, 100_000) },
@@ -215,7 +227,7 @@ const SPECS: SettingSpec[] = [
   { key: 'metricsAddress', env: 'SITESIFT_METRICS_ADDRESS', flag: 'metrics-address', parse: parseAddress },
   { key: 'rateMaxClients', env: 'SITESIFT_RATE_MAX_CLIENTS', flag: 'rate-max-clients', parse: parseInteger(100, 10_000_000) },
   // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
-  { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest'] as const) },
+  { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest', 'export-blob', 'export-index'] as const) },
 ];
 
 /**
@@ -238,6 +250,10 @@ export function defaultConfig(): Config {
     searchCacheMb: 64,
     searchMemoryMb: DEFAULT_SEARCH_MEMORY_MB,
     snapshot: null,
+    snapshotPollMs: 5000,
+    exportSchedule: null,
+    exportOut: null,
+    exportPruneGraceMs: 3_600_000,
     crawlerAllowPrivate: false,
     sitemapMaxDepth: DEFAULT_SITEMAP_LIMITS.maxDepth,
     sitemapMaxFiles: DEFAULT_SITEMAP_LIMITS.maxFiles,
@@ -357,5 +373,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string
     throw new ConfigError('SITESIFT_SNAPSHOT', 'SITESIFT_SNAPSHOT is required when SITESIFT_ROLE=search (a directory or http(s) URL of an export)');
   }
   if (out.snapshot !== null && !/^https?:\/\//i.test(out.snapshot)) out.snapshot = path.resolve(out.snapshot);
+  if (out.exportSchedule !== null && out.exportOut === null) {
+    throw new ConfigError('SITESIFT_EXPORT_OUT', 'SITESIFT_EXPORT_OUT is required with SITESIFT_EXPORT_SCHEDULE (a directory or http(s) URL to export to)');
+  }
+  if (out.exportOut !== null && !/^https?:\/\//i.test(out.exportOut)) out.exportOut = path.resolve(out.exportOut);
   return Object.freeze(out);
 }

@@ -25,6 +25,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   not_implemented: 501,
   overloaded: 503,
+  not_ready: 503,
   internal: 500,
 } as const;
 

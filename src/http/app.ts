@@ -24,6 +24,7 @@ import * as admin from './admin.js';
 import * as analytics from './analytics.js';
 import * as crawl from './crawl.js';
 import * as documents from './documents.js';
+import * as exportRoute from './export.js';
 import * as reports from './reports.js';
 import * as search from './search.js';
 import * as suggest from './suggest.js';
@@ -34,7 +35,7 @@ import { createMetrics, routeLabel, type Metrics } from './metrics.js';
 import * as web from './web.js';
 
 /** Route modules, each exporting `register(router, services)`, registered in this order. */
-const ROUTE_MODULES = [admin, documents, reports, search, analytics, crawl, suggest, web];
+const ROUTE_MODULES = [admin, exportRoute, documents, reports, search, analytics, crawl, suggest, web];
 
 /** Public search routes: the only paths that send CORS headers (SPEC §2). */
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
@@ -150,7 +151,15 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
   const metrics = opts.metrics ?? createMetrics(services);
 
   router.get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
+    // A search node is healthy once it serves a snapshot; before that load balancers skip it.
+    const node = services.node?.health();
+    if (node && !node.ready) {
+      ctx.status = 503;
+      ctx.set('Retry-After', String(Math.max(1, Math.ceil(services.config.snapshotPollMs / 1000))));
+      ctx.body = { status: 'failure', code: 'not_ready', message: 'No snapshot loaded yet.', snapshot: node };
+      return;
+    }
+    ctx.body = node ? { status: 'ok', snapshot: node } : { status: 'ok' };
   });
   router.get('/metrics', async (ctx) => {
     const token = presentedToken(ctx);

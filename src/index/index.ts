@@ -19,3 +19,6 @@ export { SegmentReader } from './segment-reader.js';
 export type { ResultCard } from './segment-reader.js';
 export { runBuildSegment, runMergeSegments } from './tasks.js';
 export type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
+export { MANIFEST_FORMAT, writeManifest } from './manifest.js';
+export type { Manifest, ManifestSegment } from './manifest.js';
+export type { TaskPool } from './tasks.js';

@@ -75,6 +75,19 @@ export interface ResolvedToken {
   scopes: KeyScope[] | null;
 }
 
+/** A key with its stored hash (snapshots with keys, restore). */
+export interface StoredKey extends ApiKeyInfo {
+  hash: string;
+}
+
+/** Projects and settings served instead of system.db ({@link ProjectRegistry.serveFrom}). */
+export interface ProjectOverlay {
+  hasProject(siteId: string): boolean;
+  /** Deep-frozen settings; throws `unknown_site` (or `not_ready`) like the registry. */
+  getSettings(siteId: string): Settings;
+  listProjects(): Project[];
+}
+
 export type ProjectDeleteHook = (siteId: string) => void | Promise<void>;
 /** Called after settings of `siteId` were stored (`previous` = settings before the change). */
 export type SettingsListener = (siteId: string, settings: Settings, previous: Settings) => void;
@@ -127,6 +140,7 @@ interface KeyRow {
   created_at: string;
   last_used_at: string | null;
   scopes: string | null;
+  hash: string;
 }
 
 /** See the module comment. Create with {@link ProjectRegistry.open}; `close()` at shutdown. */
@@ -212,10 +226,12 @@ export class ProjectRegistry {
   }
 
   listProjects(): Project[] {
+    if (this.overlay) return this.overlay.listProjects();
     return this.stmt.listProjects.all() as Project[];
   }
 
   getProject(siteId: string): Project | null {
+    if (this.overlay) return this.overlay.listProjects().find((p) => p.siteId === siteId) ?? null;
     return (this.stmt.getProject.get(siteId) as Project | undefined) ?? null;
   }
 
@@ -225,6 +241,7 @@ export class ProjectRegistry {
    * (the data dir is locked to this process).
    */
   hasProject(siteId: string): boolean {
+    if (this.overlay) return this.overlay.hasProject(siteId);
     this.siteIds ??= new Set(this.listProjects().map((p) => p.siteId));
     return this.siteIds.has(siteId);
   }
@@ -281,6 +298,50 @@ export class ProjectRegistry {
     return this.insertKey(siteId, label, parseScopes(scopes));
   }
 
+  /**
+   * The project's keys with their stored hashes (never tokens), for snapshots that carry keys
+   * (`sitesift export --keys`) and {@link restoreProject}.
+   */
+  exportKeys(siteId: string): StoredKey[] {
+    this.requireExisting(siteId);
+    return (this.stmt.listKeys.all(siteId) as KeyRow[]).map((r) => ({ ...keyInfo(r), hash: r.hash }));
+  }
+
+  /**
+   * Recreates a project from a snapshot (`sitesift restore`): the project row, its settings as
+   * stored (their `updatedAt` included) and, when given, its keys by hash (their tokens work
+   * again); without keys one new key is created and returned. 409 `conflict` when the siteId is taken.
+   */
+  restoreProject(project: Project, settings: Settings, keys: StoredKey[] | null): CreatedKey | null {
+    assertSiteId(project.siteId);
+    const tx = this.db.transaction(() => {
+      if (this.stmt.getProject.get(project.siteId)) throw new AppError('conflict', `Project "${project.siteId}" already exists; delete it first or restore under another siteId.`, 'siteId');
+      this.stmt.insertProject.run(project.siteId, project.name, project.createdAt);
+      const full = withDefaults(settings);
+      this.stmt.putSettings.run(project.siteId, JSON.stringify(full), full.updatedAt);
+      if (keys === null) return this.insertKey(project.siteId, 'default');
+      for (const k of keys) {
+        const scopes = parseScopes(k.scopes);
+        this.stmt.insertKey.run(k.id, project.siteId, k.hash, k.label, k.prefix, k.createdAt, scopes === null ? null : scopes.join(','));
+      }
+      return null;
+    });
+    const created = tx();
+    this.siteIds?.add(project.siteId);
+    this.settingsCache.delete(project.siteId);
+    return created;
+  }
+
+  /**
+   * Serves projects and settings from `overlay` instead of system.db (a read-only search node
+   * serves its snapshot's projects); null goes back to the database.
+   */
+  serveFrom(overlay: ProjectOverlay | null): void {
+    this.overlay = overlay;
+  }
+
+  private overlay: ProjectOverlay | null = null;
+
   listKeys(siteId: string): ApiKeyInfo[] {
     this.requireExisting(siteId);
     return (this.stmt.listKeys.all(siteId) as KeyRow[]).map(keyInfo);
@@ -331,6 +392,7 @@ export class ProjectRegistry {
    * 404 `unknown_site` when the project does not exist.
    */
   getSettings(siteId: string): Settings {
+    if (this.overlay) return this.overlay.getSettings(siteId);
     const cached = this.settingsCache.get(siteId);
     if (cached) return cached;
     if (!this.hasProject(siteId)) throw new AppError('unknown_site', `No project "${siteId}".`, 'site');

@@ -7,7 +7,7 @@
 export { parseFilters } from './filters.js';
 export { SearchService, search } from './service.js';
 export type { SearchOutcome, SearchParams, SearchSources } from './service.js';
-export { SuggestService, computeSuggestPage, computeSuggestPageFast } from './suggest.js';
+export { SuggestCache, SuggestService, computeSuggestPage, computeSuggestPageFast } from './suggest.js';
 export type { SuggestParams, SuggestRequest } from './suggest.js';
 export { LocalSearchExecutor, createSearchExecutor } from './executor.js';
 export type { SearchExecutor } from './executor.js';

@@ -1,0 +1,90 @@
+/**
+ * `sitesift restore`: recreates a project on a primary's data directory from a snapshot. The
+ * segment files are fetched and checked against their hashes, laid out as the project's index
+ * with the snapshot's generation, then the project, its settings and (optionally) its API keys
+ * are recorded. The server must not be running on the data directory (the caller locks it).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { MANIFEST_FORMAT, writeManifest } from '../index/index.js';
+import type { CreatedKey, ProjectRegistry } from '../projects/index.js';
+import { INDEX_FILE, blobPath, latestPath, parseIndex, parseManifest, sha256, type ManifestPointer } from './format.js';
+import { openSource } from './location.js';
+
+export interface RestoreOptions {
+  dataDir: string;
+  siteId: string;
+  /** Directory or http(s) URL of the export. */
+  from: string;
+  /** Recreate the project's API keys from the snapshot (it must carry them: `export --keys`). */
+  keys: boolean;
+  projects: Pick<ProjectRegistry, 'restoreProject' | 'hasProject'>;
+}
+
+export interface RestoreResult {
+  siteId: string;
+  generation: number;
+  segments: number;
+  pages: number;
+  /** The new key when keys were not restored. */
+  key: CreatedKey | null;
+}
+
+/**
+ * Restores `siteId` from the snapshot at `from` into `dataDir`. Rejects without leaving the
+ * project behind when the project exists, the snapshot lacks it, or a file fails its check.
+ *
+ * @example
+ * const r = await restoreProject({ dataDir, siteId: 'docs', from: '/backups/export', keys: true, projects });
+ */
+export async function restoreProject(opts: RestoreOptions): Promise<RestoreResult> {
+  const { siteId } = opts;
+  if (opts.projects.hasProject(siteId)) throw new Error(`project "${siteId}" already exists on this primary; delete it first`);
+  const source = openSource(opts.from);
+  let ptr: ManifestPointer | undefined;
+  const indexText = await source.read(INDEX_FILE);
+  if (indexText) ptr = parseIndex(indexText.toString('utf8'), INDEX_FILE).projects[siteId];
+  if (!ptr) {
+    const latest = await source.read(latestPath(siteId));
+    if (latest) ptr = JSON.parse(latest.toString('utf8')) as ManifestPointer;
+  }
+  if (!ptr) throw new Error(`the snapshot at ${source.location} has no project "${siteId}"`);
+  const text = await source.read(ptr.manifest);
+  if (!text) throw new Error(`manifest ${ptr.manifest} is missing`);
+  if (sha256(text) !== ptr.sha256) throw new Error(`manifest ${ptr.manifest} failed its hash check`);
+  const m = parseManifest(text.toString('utf8'), ptr.manifest);
+  if (opts.keys && !m.keys) throw new Error(`the snapshot of "${siteId}" carries no keys (export it with --keys), or restore without --keys`);
+
+  const projectDir = path.join(opts.dataDir, 'projects', siteId);
+  if (fs.existsSync(projectDir)) throw new Error(`${projectDir} already exists; remove it first`);
+  const segDir = path.join(projectDir, 'segments');
+  try {
+    await fsp.mkdir(segDir, { recursive: true });
+    for (const s of m.segments) {
+      const tmp = path.join(segDir, `.restore-${randomBytes(6).toString('hex')}`);
+      const got = await source.copyTo(blobPath(s.sha256), tmp);
+      if (got.sha256 !== s.sha256 || got.bytes !== s.bytes) {
+        await fsp.rm(tmp, { force: true });
+        throw new Error(`segment ${s.file} failed its hash check`);
+      }
+      await fsp.rename(tmp, path.join(segDir, s.file));
+    }
+    await writeManifest(projectDir, {
+      format: MANIFEST_FORMAT,
+      generation: m.generation,
+      committedSeq: m.committedSeq,
+      segments: m.segments.map((s) => ({ id: s.id, file: s.file, docCount: s.docCount, searchableCount: s.searchableCount, deleteCount: s.deleteCount, minSeq: s.minSeq, maxSeq: s.maxSeq, bytes: s.bytes })),
+    });
+    const key = opts.projects.restoreProject(
+      { siteId, name: m.name, createdAt: m.createdAt },
+      m.settings,
+      opts.keys ? m.keys!.map((k) => ({ ...k, lastUsedAt: null, scopes: k.scopes as never })) : null,
+    );
+    return { siteId, generation: m.generation, segments: m.segments.length, pages: m.totalDocs, key };
+  } catch (err) {
+    await fsp.rm(projectDir, { recursive: true, force: true });
+    throw err;
+  }
+}
