@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   const mode = process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx';
 
   process.stderr.write(`relevance: starting sitesift (${mode})…\n`);
-  const server = await startBenchServer({ mode, env: { SITESIFT_WORKERS: '2' }, keep: process.env.BENCH_KEEP === '1' });
+  const server = await startBenchServer({ mode, env: { SITESIFT_WORKERS: '2', SITESIFT_RATE_PUBLIC_PER_SECOND: '0', SITESIFT_RATE_INDEX_PER_SECOND: '0' }, keep: process.env.BENCH_KEEP === '1' });
   const engines = new Map<string, { outcomes: Outcome[]; cran: CranScore }>();
   let mlRuns: MlRun[] = [];
   try {
@@ -351,7 +351,7 @@ async function main(): Promise<void> {
 
 /** `RELEVANCE_SETS=ml`: the multilingual sets alone (no English, no README update). */
 async function mainMl(): Promise<void> {
-  const server = await startBenchServer({ mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx', env: { SITESIFT_WORKERS: '2' }, keep: process.env.BENCH_KEEP === '1' });
+  const server = await startBenchServer({ mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx', env: { SITESIFT_WORKERS: '2', SITESIFT_RATE_PUBLIC_PER_SECOND: '0', SITESIFT_RATE_INDEX_PER_SECOND: '0' }, keep: process.env.BENCH_KEEP === '1' });
   let runs: MlRun[];
   try {
     runs = await runMlSets(server);
