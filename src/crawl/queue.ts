@@ -25,10 +25,31 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PageDoc } from '../core/index.js';
 
-export type TaskType = 'url' | 'append' | 'page' | 'crawl' | 'sitemap';
+export type TaskType = 'url' | 'append' | 'page' | 'crawl' | 'sitemap' | 'reindex';
+/** The tasks a client asked for (and `GET /tasks` lists); `page` tasks belong to a run. */
+export const TOP_TASK_TYPES = ['url', 'append', 'crawl', 'sitemap', 'reindex'] as const;
+export type TopTaskType = (typeof TOP_TASK_TYPES)[number];
 export type TaskState = 'queued' | 'running' | 'done' | 'failed';
-/** Why a page task exists: a URL push, a site crawl or a sitemap import. */
-export type TaskOrigin = 'url' | 'crawl' | 'sitemap';
+/** Why a task exists: a URL push, a site crawl, a sitemap import, or a client's bulk import (`reindex`). */
+export type TaskOrigin = 'url' | 'crawl' | 'sitemap' | 'reindex';
+
+/**
+ * What a `reindex` task's client reported: documents read, acknowledged, rejected. The server
+ * runs nothing for these tasks; `sitesift index` writes through `POST /sites/pagesJson` and
+ * reports its counts (`PATCH /tasks/{taskId}`).
+ */
+export interface ReportedProgress {
+  found: number;
+  indexed: number;
+  failed: number;
+}
+
+/** A page count of a run: page tasks by state and index status. */
+export interface RunPageCount {
+  state: TaskState;
+  indexStatus: number | null;
+  n: number;
+}
 
 /** One row of the queue. Run tasks (`crawl`, `sitemap`) group the page tasks they created. */
 export interface CrawlTask {
@@ -52,6 +73,8 @@ export interface CrawlTask {
   total: number;
   /** Run tasks: maxPages stopped the crawl early (no removal of unreached pages then). */
   truncated: boolean;
+  /** `reindex` tasks: the counts their client reported. */
+  reported: ReportedProgress | null;
 }
 
 interface Row {
@@ -73,6 +96,7 @@ interface Row {
   append_to: string | null;
   total: number;
   truncated: number;
+  progress: string | null;
 }
 
 function toTask(r: Row): CrawlTask {
@@ -94,6 +118,7 @@ function toTask(r: Row): CrawlTask {
     appendTo: r.append_to ? (JSON.parse(r.append_to) as PageDoc) : null,
     total: r.total,
     truncated: r.truncated === 1,
+    reported: r.progress ? (JSON.parse(r.progress) as ReportedProgress) : null,
   };
 }
 
@@ -222,9 +247,15 @@ export class CrawlQueue {
       CREATE TABLE IF NOT EXISTS ledger (url TEXT PRIMARY KEY, origin TEXT NOT NULL, run_id TEXT) WITHOUT ROWID;
       -- Last import's lastmod per sitemap URL.
       CREATE TABLE IF NOT EXISTS sitemap_urls (url TEXT PRIMARY KEY, lastmod TEXT, import_id TEXT NOT NULL) WITHOUT ROWID;
+      -- The task list (GET /tasks): the tasks clients asked for, newest first, without walking their pages.
+      CREATE INDEX IF NOT EXISTS tasks_top ON tasks(type, n) WHERE type <> 'page';
     `);
-    // A task that was running when the process died runs again.
-    this.q(`UPDATE tasks SET state='queued' WHERE state='running'`).run();
+    // Queues made before reindex tasks existed have no column for their reported counts.
+    const columns = this.db.pragma('table_info(tasks)') as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'progress')) this.db.exec('ALTER TABLE tasks ADD COLUMN progress TEXT');
+    // A task that was running when the process died runs again (a reindex task is its client's
+    // to finish: the server runs nothing for it).
+    this.q(`UPDATE tasks SET state='queued' WHERE state='running' AND type <> 'reindex'`).run();
   }
 
   /** Joins (or opens) the group transaction before a change; see the module comment. */
@@ -333,6 +364,7 @@ export class CrawlQueue {
       appendTo: t.appendTo ?? null,
       total: 0,
       truncated: false,
+      reported: null,
     };
     this.change();
     const r = this.q(
@@ -435,6 +467,38 @@ export class CrawlQueue {
     if (state === 'done' || state === 'failed') this.seenByRun.delete(id);
   }
 
+
+  /**
+   * A page of the project's top-level tasks (URL pushes, appends, crawl and sitemap runs,
+   * reindex tasks), newest first, with the count of all that match.
+   */
+  listTop(filter: { state?: TaskState; type?: TopTaskType; offset: number; limit: number }): { total: number; tasks: CrawlTask[] } {
+    const where = [filter.type ? 'type = ?' : `type IN (${TOP_TASK_TYPES.map((t) => `'${t}'`).join(',')})`];
+    const args: unknown[] = filter.type ? [filter.type] : [];
+    if (filter.state) {
+      where.push('state = ?');
+      args.push(filter.state);
+    }
+    const sql = `FROM tasks INDEXED BY tasks_top WHERE type <> 'page' AND ${where.join(' AND ')}`;
+    const total = (this.q(`SELECT COUNT(*) AS c ${sql}`).get(...args) as { c: number }).c;
+    const rows = this.q(`SELECT * ${sql} ORDER BY n DESC LIMIT ? OFFSET ?`).all(...args, filter.limit, filter.offset) as Row[];
+    return { total, tasks: rows.map(toTask) };
+  }
+
+  /** The page tasks of each run by state and index status. */
+  runPageCounts(runIds: string[]): Map<string, RunPageCount[]> {
+    const out = new Map<string, RunPageCount[]>(runIds.map((id) => [id, []]));
+    const st = this.q(`SELECT state, index_status AS indexStatus, COUNT(*) AS n FROM tasks WHERE run_id = ? GROUP BY state, index_status`);
+    for (const id of runIds) out.set(id, st.all(id) as RunPageCount[]);
+    return out;
+  }
+
+  /** Stores what a reindex task's client reported (counts, and optionally its new state and message). */
+  report(id: string, reported: ReportedProgress, state?: TaskState, message?: string): void {
+    this.change();
+    this.q(`UPDATE tasks SET progress = ? WHERE id = ?`).run(JSON.stringify(reported), id);
+    if (state !== undefined || message !== undefined) this.setRunState(id, state ?? this.get(id)!.state, message);
+  }
 
   /** Whether a page task of the run is not finished yet (cheaper than counting them). */
   hasOpenInRun(runId: string): boolean {

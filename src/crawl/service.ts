@@ -17,7 +17,7 @@
  * - Newest write wins: a JSON push that lands after a crawl task was queued is never
  *   overwritten by that task.
  */
-import type { PageDoc } from '../core/index.js';
+import { AppError, type PageDoc } from '../core/index.js';
 import { readSitemapFile as readSitemapFileInProcess, systemResolver, type SitemapFileTask } from '../fetch/index.js';
 import { ProjectQueues, silentLog, type CrawlContext, type CrawlServiceOptions } from './context.js';
 import { Dispatcher } from './dispatch.js';
@@ -25,14 +25,25 @@ import { TaskRunner } from './fetching.js';
 import { OutcomeWriter } from './indexing.js';
 import { TaskIntake } from './intake.js';
 import { HostGate } from './politeness.js';
-import { RunProgress, type SitemapImportResult, type TaskView } from './progress.js';
+import { RunProgress, taskView, type SitemapImportResult, type TaskView } from './progress.js';
+import type { ReportedProgress, TaskState, TopTaskType } from './queue.js';
 import { RobotsCache } from './robots.js';
 import { DEFAULT_SITEMAP_LIMITS } from './sitemap.js';
 
 export type { CrawlLog, CrawlServiceOptions } from './context.js';
 export { allowedHostsOf } from './discovery.js';
 export { appendFetched, RUN_FLUSH_MIN_PART_DOCS, RUN_FLUSH_PAGES } from './indexing.js';
-export { taskView, type SitemapImportResult, type TaskView } from './progress.js';
+export { taskView, type SitemapImportResult, type TaskProgress, type TaskView } from './progress.js';
+export { TOP_TASK_TYPES, type TaskState, type TopTaskType } from './queue.js';
+
+/** What a reindex task's client reports (`PATCH /tasks/{taskId}`); absent fields keep their value. */
+export interface ReindexReport {
+  found?: number;
+  indexed?: number;
+  failed?: number;
+  state?: 'running' | 'done' | 'failed';
+  message?: string;
+}
 
 /**
  * The crawler. One instance per server; see the module comment.
@@ -126,6 +137,46 @@ export class CrawlService {
   /** A task of the project, or null. */
   getTask(siteId: string, taskId: string): TaskView | null {
     return this.progress.getTask(siteId, taskId);
+  }
+
+  /**
+   * A page of the project's tasks, newest first, with their progress (`GET /tasks`).
+   *
+   * @example crawl.listTasks('docs', { type: 'crawl', state: 'running', offset: 0, limit: 50 })
+   */
+  listTasks(siteId: string, filter: { state?: TaskState; type?: TopTaskType; offset: number; limit: number }): { total: number; tasks: TaskView[] } {
+    return this.progress.listTasks(siteId, filter);
+  }
+
+  /**
+   * Records a bulk import (`sitesift index`) as a `reindex` task, running, so that it is listed
+   * with the crawler's tasks; its client reports its counts with {@link reportReindex}.
+   * `source` names what is imported (shown as the task's message).
+   */
+  createReindexTask(siteId: string, source?: string): TaskView {
+    this.ctx.opts.settingsOf(siteId); // unknown project → throws
+    const q = this.ctx.queues.of(siteId);
+    const task = q.add({ type: 'reindex', origin: 'reindex', state: 'running' });
+    q.report(task.id, { found: 0, indexed: 0, failed: 0 }, undefined, source ? `Bulk import of ${source}` : 'Bulk import');
+    q.commit(); // the task id is acknowledged to the client
+    return taskView(q.get(task.id)!);
+  }
+
+  /**
+   * Stores a reindex task's reported counts and state. Null for an id that is not the
+   * project's; 409 `conflict` for a task the crawler runs, or one already done or failed.
+   */
+  reportReindex(siteId: string, taskId: string, report: ReindexReport): TaskView | null {
+    const q = this.ctx.queues.existing(siteId);
+    const t = q?.get(taskId);
+    if (!q || !t) return null;
+    if (t.type !== 'reindex') throw new AppError('conflict', `Task ${taskId} is a ${t.type} task; only reindex tasks take reported progress (the crawler updates its own).`, 'taskId');
+    if (t.state === 'done' || t.state === 'failed') throw new AppError('conflict', `Task ${taskId} is already ${t.state}.`, 'state');
+    const before: ReportedProgress = t.reported ?? { found: 0, indexed: 0, failed: 0 };
+    const next: ReportedProgress = { found: report.found ?? before.found, indexed: report.indexed ?? before.indexed, failed: report.failed ?? before.failed };
+    q.report(taskId, next, report.state, report.message);
+    q.commit();
+    return taskView(q.get(taskId)!);
   }
 
   /** Queued or running page tasks of the project (`pending` of indexStatus). */

@@ -4,15 +4,59 @@
  * - `POST /index/documents?url=` → 202 `{"status":"success","url","taskId"}`: the crawler fetches
  *   the URL under the project's Control Panel rules.
  * - `GET /tasks/{taskId}` → `{"status":"success","taskId","type","state","url"?,"indexStatus"?,
- *   "message"?,"createdAt","finishedAt"?}`; 404 `not_found` for a task of another project.
+ *   "message"?,"createdAt","finishedAt"?,"progress"?}`; 404 `not_found` for a task of another project.
+ * - `GET /tasks?state=&type=&offset=&limit=` → `{"status":"success","total","offset","limit","tasks"}`:
+ *   the project's URL pushes, appends, crawl and sitemap runs and reindex tasks, newest first.
+ * - `POST /tasks` `{"type":"reindex","source"?}` → 201 a running reindex task (a bulk import
+ *   the client runs); `PATCH /tasks/{taskId}` `{"found"?,"indexed"?,"failed"?,"state"?,"message"?}`
+ *   → the task with the counts its client reported (reindex tasks only, else 409 `conflict`).
  * - `POST /sites/crawl` → 202 the crawl run's task (a running crawl is returned, not doubled).
  * - `POST /sites/sitemap` → 202 the import's task plus `urls`, `queued`, `removed`, `errors`.
  */
 import type Router from '@koa/router';
 import { AppError } from '../core/index.js';
+import { TOP_TASK_TYPES, type ReindexReport, type TaskState } from '../crawl/index.js';
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
-import { parseUrlParam } from './params.js';
+import { bodyLimit, readJson } from './body.js';
+import { parseEnumParam, parseIntParam, parseIntValue, parseUrlParam } from './params.js';
+
+const TASK_STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed'];
+/** Largest `limit` of the task list (the same as `indexedContent`'s). */
+const MAX_TASK_LIMIT = 1000;
+const TASK_ID = /^t_[0-9a-f]{20}$/;
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_json', 'The request body must be a JSON object.', 'body');
+  return body as Record<string, unknown>;
+}
+
+function optionalText(body: Record<string, unknown>, field: string, max: number): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v.length > max) throw new AppError('invalid_parameter', `"${field}" must be a string of at most ${max} characters.`, field);
+  return v;
+}
+
+/** The fields of a reindex report (`PATCH /tasks/{taskId}`); unknown fields are a 400. */
+function reindexReport(body: Record<string, unknown>): ReindexReport {
+  const out: ReindexReport = {};
+  for (const k of Object.keys(body)) {
+    if (!['found', 'indexed', 'failed', 'state', 'message'].includes(k)) throw new AppError('invalid_parameter', `Unknown field "${k}"; a report has found, indexed, failed, state and message.`, k);
+  }
+  for (const k of ['found', 'indexed', 'failed'] as const) {
+    if (body[k] !== undefined && typeof body[k] !== 'number') throw new AppError('invalid_parameter', `"${k}" must be an integer ≥ 0.`, k);
+    const n = parseIntValue(body[k], k, { min: 0 });
+    if (n !== undefined) out[k] = n;
+  }
+  if (body.state !== undefined) {
+    if (body.state !== 'running' && body.state !== 'done' && body.state !== 'failed') throw new AppError('invalid_parameter', '"state" must be running, done or failed.', 'state');
+    out.state = body.state;
+  }
+  const message = optionalText(body, 'message', 2000);
+  if (message !== undefined) out.message = message;
+  return out;
+}
 
 /** Registers the crawl routes. */
 export function register(router: Router, services: Services): void {
@@ -24,11 +68,44 @@ export function register(router: Router, services: Services): void {
     ctx.body = { status: 'success', url: task.url ?? url, taskId: task.taskId };
   });
 
+  router.get('/tasks', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const filter = {
+      state: parseEnumParam(ctx, 'state', TASK_STATES),
+      type: parseEnumParam(ctx, 'type', TOP_TASK_TYPES),
+      offset: parseIntParam(ctx, 'offset', { min: 0, default: 0 }),
+      limit: parseIntParam(ctx, 'limit', { min: 1, max: MAX_TASK_LIMIT, default: 50 }),
+    };
+    const { total, tasks } = services.crawl.listTasks(siteId, filter);
+    ctx.body = { status: 'success', total, offset: filter.offset, limit: filter.limit, tasks };
+  });
+
+  router.post('/tasks', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const body = objectBody(await readJson(ctx, { maxBytes: bodyLimit(services) }));
+    for (const k of Object.keys(body)) {
+      if (k !== 'type' && k !== 'source') throw new AppError('invalid_parameter', `Unknown field "${k}"; a new task has "type" and "source".`, k);
+    }
+    if (body.type !== 'reindex') throw new AppError('invalid_parameter', '"type" must be "reindex": crawl, sitemap and URL tasks are started by their own routes.', 'type');
+    const source = optionalText(body, 'source', 500);
+    ctx.status = 201;
+    ctx.body = { status: 'success', ...services.crawl.createReindexTask(siteId, source) };
+  });
+
   router.get('/tasks/:taskId', async (ctx) => {
     const siteId = requireProject(ctx, services);
     const id = String(ctx.params.taskId ?? '');
-    const task = /^t_[0-9a-f]{20}$/.test(id) ? services.crawl.getTask(siteId, id) : null;
+    const task = TASK_ID.test(id) ? services.crawl.getTask(siteId, id) : null;
     if (!task) throw new AppError('not_found', `No task "${id}" in this project; use the taskId a crawl call returned.`, 'taskId');
+    ctx.body = { status: 'success', ...task };
+  });
+
+  router.patch('/tasks/:taskId', async (ctx) => {
+    const siteId = requireProject(ctx, services);
+    const id = String(ctx.params.taskId ?? '');
+    const report = reindexReport(objectBody(await readJson(ctx, { maxBytes: bodyLimit(services) })));
+    const task = TASK_ID.test(id) ? services.crawl.reportReindex(siteId, id, report) : null;
+    if (!task) throw new AppError('not_found', `No task "${id}" in this project; use the taskId that POST /tasks returned.`, 'taskId');
     ctx.body = { status: 'success', ...task };
   });
 

@@ -22,6 +22,9 @@ export const ROUTE_SCOPES: Readonly<Record<string, KeyScope>> = {
   'POST /sites/crawl': 'index',
   'POST /sites/sitemap': 'index',
   'GET /tasks/:taskId': 'index',
+  'GET /tasks': 'index',
+  'POST /tasks': 'index',
+  'PATCH /tasks/:taskId': 'index',
 
   'GET /sites/indexStatus': 'reports',
   'GET /sites/indexedContent': 'reports',
