@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { QueryLogService } from './analytics/index.js';
 import { IndexRegistry } from './index/index.js';
-import { type Config, createLogger, SERVER_LOG_BUFFER_MS, type Logger, createPool, runTask } from './core/index.js';
+import { type Config, componentLogger, createLogger, type Logger, createPool, runTask } from './core/index.js';
 import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
 import { createSearchExecutor, SearchService, SuggestService } from './search/index.js';
 import { ProjectRegistry } from './projects/index.js';
@@ -27,7 +27,7 @@ import { startExportJob, startGcJob, startMergeJob, startQueryLogRollup, startRe
 export interface StartOptions {
   /** Where the first-start banner goes (default stdout). */
   stdout?: Writable;
-  /** Logger to use; default a JSON logger at `config.logLevel` on stdout. */
+  /** Root logger; default `createLogger(config)` (JSON lines on stdout, asynchronous). Each part logs through its component child. */
   log?: Logger;
   clock?: () => number;
   /** Passed to {@link createApp} (tests add routes). */
@@ -126,7 +126,11 @@ export function generateMasterKey(): string {
  * component fails to open.
  */
 export async function startServer(config: Readonly<Config>, opts: StartOptions = {}): Promise<RunningServer> {
-  const log = opts.log ?? createLogger(config.logLevel, process.stdout, {}, { bufferMs: SERVER_LOG_BUFFER_MS });
+  const root = opts.log ?? createLogger(config);
+  const log = componentLogger(root, 'server');
+  const indexLog = componentLogger(root, 'index');
+  const analyticsLog = componentLogger(root, 'analytics');
+  const jobsLog = componentLogger(root, 'jobs');
   const clock = opts.clock ?? Date.now;
   const stdout = opts.stdout ?? process.stdout;
   const cleanups: Array<() => unknown> = [];
@@ -180,7 +184,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       pool,
       refreshMs: cfg.refreshMs,
       clock,
-      log: { info: (m) => log.info({}, m), warn: (m) => log.warn({}, m), error: (m) => log.error({}, m) },
+      log: { info: (m) => indexLog.info(m), warn: (m) => indexLog.warn(m), error: (m) => indexLog.error(m) },
       defaultLanguage: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).search.language : 'en'),
       ...(cfg.testPauseIn && !cfg.testPauseIn.startsWith('export') ? { pauseIn: cfg.testPauseIn as 'build' | 'merge' | 'commit' | 'manifest' } : {}),
     });
@@ -190,7 +194,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       clock,
       settingsOf: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).analytics : undefined),
       maxOpenSites: cfg.openProjects,
-      onError: (err, context) => log.error({ err, context }, 'query log failure'),
+      onError: (err, context) => analyticsLog.error({ err, context }, 'query log failure'),
     });
     cleanups.push(() => analytics.close());
     const crawl = new CrawlService({
@@ -210,7 +214,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
         maxBytes: cfg.sitemapMaxMb * 1024 * 1024,
         timeoutMs: cfg.sitemapTimeoutMs,
       },
-      log,
+      log: componentLogger(root, 'crawl'),
     });
     crawlRef = crawl;
     cleanups.push(() => crawl.stop());
@@ -249,7 +253,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
           })
         : null;
 
-    const services: Services = { config: cfg, log, clock, pool, projects, indexes, analytics, crawl, search, suggest, exporter, node };
+    const services: Services = { config: cfg, log: root, clock, pool, projects, indexes, analytics, crawl, search, suggest, exporter, node };
 
     // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
     projects.onDelete(async (siteId) => {
@@ -262,16 +266,16 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     analytics.start();
     if (cfg.role === 'primary') crawl.start();
     if (opts.jobs !== false) {
-      const rollup = startQueryLogRollup({ analytics, clock, onError: (err) => log.error({ err }, 'query log rollup failed') });
+      const rollup = startQueryLogRollup({ analytics, clock, onError: (err) => jobsLog.error({ err }, 'query log rollup failed') });
       cleanups.push(() => rollup.stop());
-      const onIndexError = (siteId: string, err: unknown) => log.error({ err, siteId }, 'index maintenance failed');
+      const onIndexError = (siteId: string, err: unknown) => jobsLog.error({ err, siteId }, 'index maintenance failed');
       const merges = startMergeJob({ indexes, onError: onIndexError });
       cleanups.push(() => merges.stop());
       const gc = startGcJob({ indexes, onError: onIndexError });
       cleanups.push(() => gc.stop());
       if (cfg.role === 'primary') {
         // Per-project sitemap imports and recrawls on their settings' cron expressions.
-        const onCrawlError = (siteId: string, err: unknown) => log.error({ err, siteId }, 'crawl schedule failed');
+        const onCrawlError = (siteId: string, err: unknown) => jobsLog.error({ err, siteId }, 'crawl schedule failed');
         const sitemaps = startSitemapImportJob({ crawl, projects, onError: onCrawlError });
         cleanups.push(() => sitemaps.stop());
         const recrawls = startRecrawlJob({ crawl, projects, onError: onCrawlError });
@@ -282,7 +286,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
             schedule: cfg.exportSchedule,
             out: cfg.exportOut,
             pruneGraceMs: cfg.exportPruneGraceMs,
-            onError: (err) => log.error({ err }, 'scheduled export failed'),
+            onError: (err) => jobsLog.error({ err }, 'scheduled export failed'),
           });
           cleanups.push(() => exports.stop());
         }
@@ -297,7 +301,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     server.requestTimeout = 120_000;
     server.headersTimeout = 30_000;
     // Malformed HTTP gets the JSON error body too, and floods of it one log line a minute.
-    answerClientErrors(server, log, clock);
+    answerClientErrors(server, componentLogger(root, 'http'), clock);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(cfg.port, cfg.host, () => {

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { LOG_COMPONENTS, type LogComponent } from './log.js';
 
 /** Default of {@link Config.openProjects}: enough for every project a small server serves at once. */
 export const DEFAULT_OPEN_PROJECTS = 256;
@@ -59,7 +60,12 @@ export interface Config {
   sitemapMaxMb: number;
   /** Time for a whole sitemap import, ms (SITESIFT_SITEMAP_TIMEOUT_MS). */
   sitemapTimeoutMs: number;
+  /** Base log level (SITESIFT_LOG_LEVEL=info, or the older LOG_LEVEL). */
   logLevel: LogLevel;
+  /** Levels of single components (SITESIFT_LOG_LEVEL=info,crawl=debug,http=warn); `silent` mutes one. */
+  logComponents: Readonly<Partial<Record<LogComponent, LogLevel | 'silent'>>>;
+  /** pino redact paths added to the defaults of src/core/log.ts (SITESIFT_LOG_REDACT, comma-separated). */
+  logRedact: readonly string[];
   /** Milliseconds between a write's acknowledgement and its visibility (default 1000). */
   refreshMs: number;
   /** Largest accepted request body in bytes. */
@@ -125,8 +131,12 @@ type Key = keyof Config;
 interface SettingSpec {
   key: Key;
   env: string;
+  /** An older name of the variable, read when `env` is not set. */
+  alias?: string;
   flag: string;
   parse: (raw: string, name: string) => Config[Key];
+  /** Sets more than `key` (a value with parts); default `config[key] = parse(raw)`. */
+  assign?: (config: Config, raw: string, name: string) => void;
 }
 
 const MiB = 1024 * 1024;
@@ -154,6 +164,38 @@ function parseEnum<T extends string>(values: readonly T[]) {
     if (!values.includes(s)) throw new ConfigError(name, `${name} must be one of ${values.join('|')}, got "${raw}"`);
     return s;
   };
+}
+
+/** `info` or `info,crawl=debug,http=warn`: the base level and per-component levels. */
+function assignLogLevel(config: Config, raw: string, name: string): void {
+  const components: Partial<Record<LogComponent, LogLevel | 'silent'>> = {};
+  let base: LogLevel | null = null;
+  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    if (eq < 0) {
+      base = parseEnum(LOG_LEVELS)(part, name);
+      continue;
+    }
+    const component = part.slice(0, eq).trim() as LogComponent;
+    if (!LOG_COMPONENTS.includes(component)) {
+      throw new ConfigError(name, `${name}: unknown log component "${component}" (known: ${LOG_COMPONENTS.join(', ')})`);
+    }
+    components[component] = parseEnum([...LOG_LEVELS, 'silent'] as const)(part.slice(eq + 1), `${name} (${component})`);
+  }
+  if (base === null && Object.keys(components).length === 0) throw new ConfigError(name, `${name} must be a level (${LOG_LEVELS.join('|')}), optionally followed by ,component=level`);
+  if (base !== null) config.logLevel = base;
+  config.logComponents = Object.freeze(components);
+}
+
+/** Comma-separated pino redact paths (fast-redact syntax: `a.b`, `a[*].b`, `a["x-y"]`). */
+function parseRedactPaths(raw: string, name: string): readonly string[] {
+  const paths = raw.split(',').map((p) => p.trim()).filter(Boolean);
+  for (const p of paths) {
+    if (!/^(?:[A-Za-z_$*][\w$]*|\[(?:\*|\d+|"[^"]*"|'[^']*')\])(?:\.(?:[A-Za-z_$*][\w$]*)|\[(?:\*|\d+|"[^"]*"|'[^']*')\])*$/.test(p)) {
+      throw new ConfigError(name, `${name}: "${p}" is not a redact path (fields joined by dots, [*] for any array element)`);
+    }
+  }
+  return Object.freeze(paths);
 }
 
 function parseNonEmpty(raw: string, name: string): string {
@@ -215,7 +257,8 @@ const SPECS: SettingSpec[] = [
   { key: 'sitemapMaxUrls', env: 'SITESIFT_SITEMAP_MAX_URLS', flag: 'sitemap-max-urls', parse: parseInteger(1, 10_000_000) },
   { key: 'sitemapMaxMb', env: 'SITESIFT_SITEMAP_MAX_MB', flag: 'sitemap-max-mb', parse: parseInteger(1, 1024) },
   { key: 'sitemapTimeoutMs', env: 'SITESIFT_SITEMAP_TIMEOUT_MS', flag: 'sitemap-timeout-ms', parse: parseInteger(1000, 86_400_000) },
-  { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS) },
+  { key: 'logLevel', env: 'SITESIFT_LOG_LEVEL', alias: 'LOG_LEVEL', flag: 'log-level', parse: parseEnum(LOG_LEVELS), assign: assignLogLevel },
+  { key: 'logRedact', env: 'SITESIFT_LOG_REDACT', flag: 'log-redact', parse: parseRedactPaths },
   { key: 'refreshMs', env: 'SITESIFT_REFRESH_MS', flag: 'refresh-ms', parse: parseInteger(10, 3_600_000) },
   { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
   { key: 'primaryUrl', env: 'SITESIFT_PRIMARY_URL', flag: 'primary-url', parse: parseHttpUrl },
@@ -261,6 +304,8 @@ export function defaultConfig(): Config {
     sitemapMaxMb: DEFAULT_SITEMAP_LIMITS.maxMb,
     sitemapTimeoutMs: DEFAULT_SITEMAP_LIMITS.timeoutMs,
     logLevel: 'info',
+    logComponents: Object.freeze({}),
+    logRedact: Object.freeze([]),
     refreshMs: 1000,
     maxBodyBytes: 10 * MiB,
     primaryUrl: null,
@@ -278,7 +323,10 @@ export function defaultConfig(): Config {
 /** Names accepted in `--help` output and docs: env name, flag and default of each setting. */
 export function describeSettings(): Array<{ env: string; flag: string; default: string }> {
   const d = defaultConfig();
-  return SPECS.map((s) => ({ env: s.env, flag: `--${s.flag}`, default: d[s.key] === null ? '(none)' : String(d[s.key]) }));
+  return SPECS.map((s) => {
+    const v = d[s.key];
+    return { env: s.env, flag: `--${s.flag}`, default: v === null || (Array.isArray(v) && v.length === 0) ? '(none)' : String(v) };
+  });
 }
 
 /** Splits `--name=value` / `--name value` / `--bool-flag` arguments; positional arguments are rejected. */
@@ -324,7 +372,7 @@ function readConfigFile(file: string): Map<SettingSpec, string> {
   const out = new Map<SettingSpec, string>();
   for (const [k, v] of Object.entries(parsed)) {
     // Either the env name (PORT) or the config field (port) is accepted as a key.
-    const spec = SPECS.find((s) => s.env === k || s.key === k);
+    const spec = SPECS.find((s) => s.env === k || s.alias === k || s.key === k);
     if (!spec) throw new ConfigError(k, `SITESIFT_CONFIG: unknown setting "${k}" in ${file}`);
     if (v === null) continue;
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
@@ -357,14 +405,20 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string
     let raw: string | undefined;
     let name = spec.env;
     if (fromFile.has(spec)) raw = fromFile.get(spec);
-    const envValue = env[spec.env];
     // An empty env var means "unset" (shells make `X= cmd` easy), so it does not override.
-    if (envValue !== undefined && envValue !== '') raw = envValue;
+    const envName = !env[spec.env] && spec.alias && env[spec.alias] ? spec.alias : spec.env;
+    const envValue = env[envName];
+    if (envValue !== undefined && envValue !== '') {
+      raw = envValue;
+      name = envName;
+    }
     if (flags.has(spec.flag)) {
       raw = flags.get(spec.flag);
       name = `--${spec.flag}`;
     }
-    if (raw !== undefined) config[spec.key] = spec.parse(raw, name);
+    if (raw === undefined) continue;
+    if (spec.assign) spec.assign(config as unknown as Config, raw, name);
+    else config[spec.key] = spec.parse(raw, name);
   }
 
   const out = config as unknown as Config;

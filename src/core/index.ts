@@ -18,8 +18,8 @@ export { TASKS, WORKER_YOUNG_GENERATION_MB, createPool, runTask, startThread } f
 export type { TaskName } from './pool.js';
 export { ConfigError, DEFAULT_OPEN_PROJECTS, DEFAULT_SEARCH_MEMORY_MB, DEFAULT_SITEMAP_LIMITS, defaultConfig, describeSettings, loadConfig } from './config.js';
 export type { Config } from './config.js';
-export { SERVER_LOG_BUFFER_MS, createLogger } from './log.js';
-export type { Logger } from './log.js';
+export { DEFAULT_REDACT_PATHS, LOG_COMPONENTS, REDACTED, componentLogger, createLogger, runWithRequestId, serverDestination } from './log.js';
+export type { LogComponent, LogSettings, Logger } from './log.js';
 export { normalizeUrl, normalizeUrlObject } from './url.js';
 export type { NormalizeOptions } from './url.js';
 export { safeImageUrl } from './url.js';

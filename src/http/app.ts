@@ -1,9 +1,10 @@
 /**
  * The Koa application: middleware composed once, in this order (main thread):
  *
- * 1. request id — a UUID per request, echoed in `X-Request-Id`, bound to the request logger;
- * 2. access log — one JSON line per request (path without the query string: tokens live there),
- *    and the request's metrics (src/http/metrics.ts: a counter and a latency observation);
+ * 1. request id — a UUID per request, echoed in `X-Request-Id`; every line logged while the
+ *    request is handled carries it (src/core/log.ts `runWithRequestId`), whichever logger wrote it;
+ * 2. access log — one JSON line per request, component `http` (path without the query string:
+ *    tokens live there), and the request's metrics (src/http/metrics.ts: a counter and a latency observation);
  * 3. errors — the ONE place failures become `{"status":"failure","code","message",...}`;
  * 4. read-only guard — on a `search`-role node every write route answers 405;
  * 5. CORS — only for the public search routes (`GET /sites`, `GET /sites/suggest`,
@@ -18,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Context, Next } from 'koa';
 import Router from '@koa/router';
-import { AppError, ERROR_STATUS, type ErrorCode, type Logger } from '../core/index.js';
+import { AppError, ERROR_STATUS, componentLogger, runWithRequestId, type ErrorCode, type Logger } from '../core/index.js';
 import type { Services } from '../services.js';
 import * as admin from './admin.js';
 import * as analytics from './analytics.js';
@@ -59,6 +60,7 @@ export interface RequestState {
   reqId: string;
   /** SITESIFT_MAX_BODY_BYTES, the default limit of the body readers. */
   maxBodyBytes: number;
+  /** The `http` component's logger; its lines carry `reqId` while the request runs. */
   log: Logger;
   siteId?: string;
   /** The app's rate limits, applied by src/http/auth.ts. */
@@ -171,14 +173,15 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
   for (const mod of ROUTE_MODULES) mod.register(router, services);
   opts.routes?.(router, services);
 
-  app.use(async (ctx, next) => {
+  const httpLog = componentLogger(services.log, 'http');
+  app.use((ctx, next) => {
     const reqId = randomUUID();
     ctx.state.reqId = reqId;
     ctx.state.maxBodyBytes = services.config.maxBodyBytes;
     ctx.state.rateLimits = rateLimits;
-    ctx.state.log = services.log.child({ reqId });
+    ctx.state.log = httpLog;
     ctx.set('X-Request-Id', reqId);
-    await next();
+    return runWithRequestId(reqId, next);
   });
 
   app.use(async (ctx, next) => {
@@ -242,6 +245,6 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
     renderError(ctx, new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; use ${[...methods].join(' or ')}.`));
   });
 
-  app.on('error', (err: Error) => services.log.error({ err }, 'koa error'));
+  app.on('error', (err: Error) => httpLog.error({ err }, 'koa error'));
   return app;
 }

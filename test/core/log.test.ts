@@ -1,29 +1,40 @@
-import { Writable } from 'node:stream';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { createLogger, isoTime } from '../../src/core/log.js';
+import { componentLogger, createLogger, isoTime, runWithRequestId, REDACTED } from '../../src/core/log.js';
+import { loadConfig } from '../../src/core/config.js';
 
+/** A destination that keeps each line parsed (pino writes one line per call). */
 function capture() {
   const lines: any[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      cb();
+  const raw: string[] = [];
+  const stream = {
+    write(chunk: string) {
+      for (const l of chunk.split('\n').filter(Boolean)) {
+        raw.push(l);
+        lines.push(JSON.parse(l));
+      }
     },
-  });
-  return { lines, stream };
+  };
+  return { lines, raw, stream };
 }
 
-t.test('one JSON line per event with level, time, msg and fields', async (t) => {
-  const { lines, stream } = capture();
+t.test('one JSON line per event: level name, ISO time, fields, msg last; errors with type, message and stack', async (t) => {
+  const { lines, raw, stream } = capture();
   const log = createLogger('info', stream);
   log.debug('hidden');
   log.info('plain');
   log.warn({ siteId: 'docs' }, 'with fields');
-  log.child({ reqId: 'r1' }).error({ err: new Error('boom') }, 'failed');
+  log.child({ job: 'r1' }).error({ err: Object.assign(new Error('boom'), { code: 'E_BOOM' }) }, 'failed');
   t.equal(lines.length, 3, 'below-level events dropped');
-  t.match(lines[0], { level: 'info', msg: 'plain', time: /^\d{4}-\d\d-\d\dT/ });
+  t.match(lines[0], { level: 'info', msg: 'plain', time: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/ });
+  t.same(Object.keys(lines[0]), ['level', 'time', 'msg'], 'no pid or hostname');
   t.match(lines[1], { level: 'warn', msg: 'with fields', siteId: 'docs' });
-  t.match(lines[2], { level: 'error', msg: 'failed', reqId: 'r1', err: { name: 'Error', message: 'boom', stack: /boom/ } });
+  t.match(lines[2], { level: 'error', msg: 'failed', job: 'r1', err: { type: 'Error', message: 'boom', code: 'E_BOOM', stack: /boom/ } });
+  t.match(raw[1], /^\{"level":"warn","time":"[^"]+","siteId":"docs","msg":"with fields"\}$/, 'key order');
 });
 
 t.test('silent drops everything; unserialisable fields do not throw', async (t) => {
@@ -36,130 +47,126 @@ t.test('silent drops everything; unserialisable fields do not throw', async (t) 
   t.equal(lines[0].msg, 'still logged');
 });
 
-t.test('buffered: info lines wait; a warning writes them and itself at once, in order', async (t) => {
+t.test('a level per component: its own where set, the base level elsewhere', async (t) => {
   const { lines, stream } = capture();
-  const log = createLogger('info', stream, {}, { bufferMs: 60_000 });
-  log.info('first');
-  log.child({ reqId: 'r2' }).info('second');
-  t.equal(lines.length, 0, 'info lines are held');
-  log.warn('third');
+  const root = createLogger({ logLevel: 'info', logComponents: { crawl: 'debug', http: 'silent', index: 'error' } }, stream);
+  root.debug('root debug');
+  root.info('root info');
+  componentLogger(root, 'crawl').debug('crawl debug');
+  componentLogger(root, 'http').error('http error');
+  componentLogger(root, 'index').warn('index warn');
+  componentLogger(root, 'index').error('index error');
+  componentLogger(root, 'server').debug('server debug');
+  componentLogger(root, 'server').info({ x: 1 }, 'server info');
+  componentLogger(root, 'crawl').child({ siteId: 's' }).debug('crawl child debug');
+  t.same(lines.map((l) => l.msg), ['root info', 'crawl debug', 'index error', 'server info', 'crawl child debug']);
+  t.same(lines.map((l) => l.component), [undefined, 'crawl', 'index', 'server', 'crawl'], 'component on every component line');
+});
+
+t.test('the configured SITESIFT_LOG_LEVEL reaches the loggers', async (t) => {
+  const { lines, stream } = capture();
+  const config = loadConfig([], { SITESIFT_LOG_LEVEL: 'warn,jobs=debug' });
+  t.equal(config.logLevel, 'warn');
+  t.same(config.logComponents, { jobs: 'debug' });
+  const root = createLogger(config, stream);
+  componentLogger(root, 'jobs').debug('jobs debug');
+  componentLogger(root, 'crawl').info('crawl info');
+  t.same(lines.map((l) => l.msg), ['jobs debug']);
+});
+
+t.test('every line logged while a request runs carries its id, whichever logger writes it', async (t) => {
+  const { lines, stream } = capture();
+  const root = createLogger('info', stream);
+  const crawl = componentLogger(root, 'crawl');
+  root.info('before');
+  await runWithRequestId('req-1', async () => {
+    root.info('in request');
+    await new Promise((r) => setTimeout(r, 5));
+    crawl.info('after an await, another component');
+    await Promise.all([
+      runWithRequestId('req-2', async () => {
+        await new Promise((r) => setImmediate(r));
+        crawl.warn('nested request');
+      }),
+      (async () => {
+        await new Promise((r) => setTimeout(r, 10));
+        root.info('still the first');
+      })(),
+    ]);
+  });
+  root.info('after');
   t.same(
-    lines.map((l) => l.msg),
-    ['first', 'second', 'third'],
-    'pending lines (also a child\'s) come before the warning',
+    lines.map((l) => [l.msg, l.reqId]),
+    [
+      ['before', undefined],
+      ['in request', 'req-1'],
+      ['after an await, another component', 'req-1'],
+      ['nested request', 'req-2'],
+      ['still the first', 'req-1'],
+      ['after', undefined],
+    ],
   );
-  t.equal(lines[1].reqId, 'r2');
-  log.info('fourth');
-  log.child({}).error('fifth');
-  t.same(lines.map((l) => l.msg).slice(3), ['fourth', 'fifth'], 'an error flushes too');
-  log.info('sixth');
-  log.flush();
-  t.equal(lines.at(-1).msg, 'sixth', 'flush() writes what is pending');
-  log.flush();
-  t.equal(lines.length, 6, 'an empty flush writes nothing');
 });
 
-t.test('buffered: the timer and the size bound write pending lines', async (t) => {
-  const timed = capture();
-  const log = createLogger('info', timed.stream, {}, { bufferMs: 1 });
-  log.info('soon');
-  t.equal(timed.lines.length, 0);
-  await new Promise((r) => setTimeout(r, 30));
-  t.same(timed.lines.map((l) => l.msg), ['soon'], 'written once the buffer time passed');
-
-  const big = capture();
-  const held = createLogger('info', big.stream, {}, { bufferMs: 60_000 });
-  const pad = 'x'.repeat(1000);
-  for (let i = 0; i < 80; i++) held.info({ pad }, `line ${i}`);
-  t.ok(big.lines.length >= 60 && big.lines.length < 80, `64 KiB of pending lines are written without waiting (${big.lines.length} of 80)`);
-  held.flush();
-  t.equal(big.lines.length, 80);
-  t.same(big.lines.map((l) => l.msg), Array.from({ length: 80 }, (_, i) => `line ${i}`), 'in order');
-});
-
-t.test('unbuffered (the default) writes each line at once', async (t) => {
-  const { lines, stream } = capture();
-  const log = createLogger('info', stream);
-  log.info('now');
-  t.equal(lines.length, 1);
-});
-
-t.test('every line is the JSON of {level, time, ...bindings, ...fields, msg} (fast concatenation or not)', async (t) => {
-  const raw: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      raw.push(...chunk.toString().split('\n').filter(Boolean));
-      cb();
+t.test('redaction: keys, tokens and Authorization headers by default, more paths by configuration', async (t) => {
+  const { lines, raw, stream } = capture();
+  const secrets = ['ssm_master_secret_0123456789', 'sk_project_secret_abc', 'Bearer hdr_secret_xyz', 'qs_secret_1', 'qs_secret_2', 'pw_secret'];
+  const root = createLogger({ logLevel: 'info', logRedact: ['password', 'db.password'] }, stream);
+  const log = componentLogger(root, 'http');
+  log.info(
+    {
+      masterKey: secrets[0],
+      project: { token: secrets[1], name: 'docs' },
+      headers: { authorization: secrets[2], accept: 'text/html' },
+      url: `https://example.com/sites?q=x&token=${secrets[3]}&page=2`,
+      path: `/sites?key=${secrets[4]}`,
+      db: { password: secrets[5], host: 'h' },
     },
+    'secrets',
+  );
+  log.child({ token: secrets[1] }).info('bound');
+  for (const s of secrets) t.notOk(raw.some((l) => l.includes(s)), `${s.slice(0, 8)}… never written`);
+  t.match(lines[0], {
+    masterKey: REDACTED,
+    project: { token: REDACTED, name: 'docs' },
+    headers: { authorization: REDACTED, accept: 'text/html' },
+    url: `https://example.com/sites?q=x&token=${REDACTED}&page=2`,
+    path: `/sites?key=${REDACTED}`,
+    db: { password: REDACTED, host: 'h' },
   });
-  const err = new Error('boom');
-  const withToJson = { toJSON: () => 'custom', a: 1 };
-  const own = JSON.parse('{"__proto__":{"x":1},"a":2}') as object;
-  const bindingSets: Array<Record<string, unknown>> = [{}, { reqId: 'r-1' }, { reqId: 'r"2\n', n: 3 }, { msg: 'bound msg' }, { level: 'x', time: 1 }, { 7: 'digit' }];
-  const fieldSets: Array<object | string> = [
-    'plain string',
-    'quote " and \u2028 and é',
-    {},
-    { method: 'GET', path: '/sites/suggest', status: 200, ms: 0.123, siteId: 'pg' },
-    { reqId: 'overrides the binding' },
-    { msg: 'field msg', level: 'field level' },
-    { 1: 'integer key', b: 2 },
-    { err },
-    { nested: { err, list: [1, 'two', null] } },
-    { gone: undefined, nil: null, nan: NaN },
-    withToJson,
-    own,
-  ];
-  for (const bindings of bindingSets) {
-    const root = createLogger('debug', stream);
-    const log = Object.keys(bindings).length ? root.child(bindings) : root;
-    for (const fields of fieldSets) {
-      for (const msg of [undefined, 'the msg']) {
-        raw.length = 0;
-        if (typeof fields === 'string') log.info(fields);
-        else log.info(fields, msg);
-        t.equal(raw.length, 1);
-        const time = /"time":"([^"]+)"/.exec(raw[0]!)?.[1];
-        const line: Record<string, unknown> = { level: 'info', time, ...bindings };
-        if (typeof fields === 'string') line.msg = fields;
-        else {
-          for (const [k, v] of Object.entries(fields)) line[k] = v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v;
-          line.msg = msg ?? '';
-        }
-        t.equal(raw[0], JSON.stringify(line), `bindings #${bindingSets.indexOf(bindings)}, fields #${fieldSets.indexOf(fields)}, msg ${msg ?? 'none'}`);
-      }
-    }
+  t.equal(lines[1].token, REDACTED, 'bindings are redacted too');
+});
+
+t.test('an invalid SITESIFT_LOG_LEVEL or SITESIFT_LOG_REDACT stops the config with a line naming it', async (t) => {
+  t.throws(() => loadConfig([], { SITESIFT_LOG_LEVEL: 'info,crawler=debug' }), /SITESIFT_LOG_LEVEL: unknown log component "crawler"/);
+  t.throws(() => loadConfig([], { SITESIFT_LOG_LEVEL: 'info,crawl=loud' }), /SITESIFT_LOG_LEVEL \(crawl\) must be one of/);
+  t.throws(() => loadConfig([], { SITESIFT_LOG_REDACT: 'a..b' }), /SITESIFT_LOG_REDACT: "a\.\.b" is not a redact path/);
+  t.same(loadConfig([], { SITESIFT_LOG_REDACT: 'a.b, c[*].d ,e["x-y"]' }).logRedact, ['a.b', 'c[*].d', 'e["x-y"]']);
+  t.equal(loadConfig([], { LOG_LEVEL: 'debug' }).logLevel, 'debug', 'LOG_LEVEL is still read');
+});
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+t.test('the asynchronous destination writes every pending line when the process exits or crashes', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sitesift-log-'));
+  const script = path.join(dir, 'child.ts');
+  const logModule = path.join(here, '../../src/core/log.ts');
+  writeFileSync(
+    script,
+    `import { createLogger } from ${JSON.stringify(logModule)};
+const log = createLogger('info');
+for (let i = 0; i < 20000; i++) log.info({ i, pad: 'x'.repeat(100) }, 'line');
+if (process.argv[2] === 'exit') process.exit(3);
+throw new Error('crash after logging');
+`,
+  );
+  for (const how of ['exit', 'crash']) {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script, how], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    t.equal(lines.length, 20000, `${how}: all 20,000 lines written`);
+    t.equal(lines.at(-1).i, 19999, `${how}: in order to the last`);
+    t.equal(r.status, how === 'exit' ? 3 : 1, `${how}: exit status`);
   }
-});
-
-t.test('buffered: lines are encoded into a buffer the stream keeps; multi-byte and oversized lines intact, in order', async (t) => {
-  const chunks: unknown[] = [];
-  const stream = new Writable({
-    decodeStrings: false,
-    write(chunk, _enc, cb) {
-      chunks.push(chunk);
-      cb();
-    },
-  });
-  const log = createLogger('info', stream, {}, { bufferMs: 60_000 });
-  const text = (i: number) => `é€😀 ${i} "q"`;
-  for (let i = 0; i < 3; i++) log.info({ text: text(i) }, `line ${i}`);
-  log.flush();
-  t.equal(chunks.length, 1, 'pending lines go as one chunk');
-  t.ok(Buffer.isBuffer(chunks[0]), 'the chunk is the buffer the lines were encoded into (not a string kept on the heap)');
-  const first = Buffer.from(chunks[0] as Buffer);
-  // A later line must not overwrite a chunk the stream still holds.
-  for (let i = 3; i < 6; i++) log.info({ text: text(i) }, `line ${i}`);
-  // Longer than the whole buffer (3 bytes per character): written on its own, after what is pending.
-  const huge = '€'.repeat(30_000);
-  log.info({ huge }, 'huge');
-  log.info({ text: text(6) }, 'line 6');
-  log.flush();
-  t.same(chunks[0], first, 'a written chunk is never reused');
-  const lines = chunks.map((c) => (Buffer.isBuffer(c) ? c.toString('utf8') : String(c))).join('').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  t.same(lines.map((l) => l.msg), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4', 'line 5', 'huge', 'line 6'], 'every line, in order');
-  t.same(lines.filter((l) => l.text).map((l) => l.text), [0, 1, 2, 3, 4, 5, 6].map(text), 'multi-byte text intact');
-  t.equal(lines[6].huge, huge);
 });
 
 t.test('isoTime is toISOString for every time value: across second, day and year boundaries, backwards, before 1970, beyond 9999', async (t) => {
@@ -183,7 +190,7 @@ t.test('isoTime is toISOString for every time value: across second, day and year
 
 t.test('a line carries the current time (isoTime of the clock at the write)', async (t) => {
   const raw: string[] = [];
-  const stream = { write: (chunk: string | Buffer) => raw.push(...chunk.toString().split('\n').filter(Boolean)) > 0 } as unknown as Writable;
+  const stream = { write: (chunk: string) => void raw.push(...chunk.split('\n').filter(Boolean)) };
   const log = createLogger('info', stream);
   const before = Date.now();
   log.info('a');

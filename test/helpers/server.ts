@@ -61,7 +61,7 @@ export interface TestServerOptions {
 /**
  * Starts an in-process server with a fresh data dir (first-start bootstrap included, so the
  * `default` project and its `token` exist). Fast refresh (50 ms), 2 workers, logs silenced
- * unless `LOG_LEVEL` is given in `env` (then they go to stderr).
+ * unless `SITESIFT_LOG_LEVEL` (or `LOG_LEVEL`) is given in `env` (then they go to stderr).
  */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDataDir();
@@ -71,7 +71,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   let printed = '';
   const out = new PassThrough();
   out.on('data', (c: Buffer) => (printed += c.toString()));
-  const log: Logger = opts.env?.LOG_LEVEL ? createLogger(config.logLevel, process.stderr) : createLogger('silent');
+  const log: Logger = opts.env?.LOG_LEVEL || opts.env?.SITESIFT_LOG_LEVEL ? createLogger(config, process.stderr) : createLogger('silent');
   const running = await startServer(config, { log, stdout: out, jobs: false, ...opts.start });
   const token = /API key\s*:\s*(\S+)/.exec(printed)?.[1] ?? '';
   const server: TestServer = {

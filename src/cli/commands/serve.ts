@@ -3,7 +3,7 @@
  * handles SIGTERM/SIGINT: graceful close, exit 0; a forced exit 1 after 10 s or on a second
  * signal. Also the body of `src/main.ts`.
  */
-import { ConfigError, describeSettings, loadConfig, createLogger, SERVER_LOG_BUFFER_MS } from '../../core/index.js';
+import { ConfigError, componentLogger, describeSettings, loadConfig, createLogger } from '../../core/index.js';
 import { DataDirInUseError, startServer } from '../../server.js';
 import type { CliIO, Command } from '../command.js';
 
@@ -28,11 +28,18 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
     }
     throw err;
   }
-  // Access-log lines are buffered (src/core/log.ts); warnings, errors and exit flush them.
-  const log = createLogger(config.logLevel, process.stdout, {}, { bufferMs: SERVER_LOG_BUFFER_MS });
+  // Lines go to stdout asynchronously (src/core/log.ts); process.exit writes what is pending.
+  let root;
+  try {
+    root = createLogger(config);
+  } catch (err) {
+    io.stderr.write(`sitesift: SITESIFT_LOG_REDACT: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const log = componentLogger(root, 'server');
   let running;
   try {
-    running = await startServer(config, { log, stdout: io.stdout });
+    running = await startServer(config, { log: root, stdout: io.stdout });
   } catch (err) {
     io.stderr.write(`sitesift: cannot start: ${(err as Error).message}\n`);
     // A data dir in use is the operator's situation (a second `make start`), not a fault: the
