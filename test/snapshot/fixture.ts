@@ -4,6 +4,9 @@
  * that exercises ranking, prefixes, typos, phrases, filters, facets, paging, sorting, snippets
  * and suggest (with query suggestions logged on the primary beforehand).
  */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { api, type TestServer } from '../helpers/server.js';
 
 const TOPICS = [
@@ -79,4 +82,29 @@ export async function answers(base: string, querySuggestions = true): Promise<st
     out.push(`suggest ${q} → ${(await api(base, `/sites/suggest?site=default&${q}`)).text}`);
   }
   return out;
+}
+
+/**
+ * Checks a snapshot directory as a reader would: index.json parses, every manifest it names
+ * exists with its hash, every blob those manifests name exists with its hash. Returns the
+ * index's generation per project.
+ */
+export function verifySnapshot(dir: string): Record<string, number> {
+  const index = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8')) as { projects: Record<string, { manifest: string; sha256: string; generation: number }> };
+  const out: Record<string, number> = {};
+  for (const [siteId, p] of Object.entries(index.projects)) {
+    const text = fs.readFileSync(path.join(dir, p.manifest));
+    if (sha256(text) !== p.sha256) throw new Error(`${p.manifest}: hash mismatch`);
+    const m = JSON.parse(text.toString('utf8')) as { segments: Array<{ sha256: string }>; querySuggestions: { sha256: string } };
+    for (const h of [...m.segments.map((s) => s.sha256), m.querySuggestions.sha256]) {
+      const blob = fs.readFileSync(path.join(dir, 'blobs', 'sha256', h.slice(0, 2), h));
+      if (sha256(blob) !== h) throw new Error(`blob ${h}: hash mismatch`);
+    }
+    out[siteId] = p.generation;
+  }
+  return out;
+}
+
+function sha256(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
 }
