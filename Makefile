@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: setup web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl relevance reindex export clean
+.PHONY: setup web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl soak relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -69,6 +69,14 @@ bench-suggest: setup
 	if [ $$rc -eq 2 ]; then echo "make bench-suggest: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
 	elif [ $$rc -ne 0 ]; then echo "make bench-suggest: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/suggest.ts
+
+# Memory soak: 10 minutes (SOAK_SECONDS) of mixed load on the PostgreSQL manual; passes when the
+# server's RSS is flat over the last half and under SITESIFT_MEMORY_MB. Builds first, like bench-search.
+soak: setup
+	@npx tsc -p tsconfig.build.json; rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "make soak: type errors, but tsc emitted dist/; soaking the built JS" >&2; \
+	elif [ $$rc -ne 0 ]; then echo "make soak: build failed; removing dist/src/main.js so the soak uses tsx" >&2; rm -f dist/src/main.js; fi
+	$(TSX) bench/soak.ts
 
 # Builds first, like bench-search: the server child runs dist/ (the production build) when it exists.
 bench-crawl: setup

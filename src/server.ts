@@ -13,10 +13,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { QueryLogService } from './analytics/index.js';
-import { IndexRegistry } from './index/index.js';
-import { type Config, componentLogger, createLogger, type Logger, createPool, runTask } from './core/index.js';
+import { IndexRegistry, setThreadCacheShare } from './index/index.js';
+import { type Config, componentLogger, createLogger, type Logger, createPool, runTask, planMemory } from './core/index.js';
 import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
-import { createSearchExecutor, SearchService, SuggestService } from './search/index.js';
+import { createSearchExecutor, SearchService, SuggestCache, SuggestService } from './search/index.js';
 import { ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/index.js';
@@ -170,7 +170,10 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Warm threads (workers/warm-up.ts): started now and kept, so a crawl never runs on cold code.
     const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true });
     cleanups.push(() => pool.destroy());
-    const executor = createSearchExecutor(cfg.searchThreads, cfg.searchMemoryMb, cfg.openProjects);
+    // One memory budget (src/core/memory.ts): each thread and cache gets its share of it.
+    const memory = planMemory(cfg);
+    if (memory.main.search === null) setThreadCacheShare({ engineMb: memory.main.readersMb / 2, pageCacheMb: memory.main.readersMb / 2 });
+    const executor = createSearchExecutor(cfg.searchThreads, memory.main.search ?? memory.searchThreads.share!, cfg.openProjects);
     cleanups.push(() => executor.close());
 
     // ---- stores owned by other folders -------------------------------------------------
@@ -194,6 +197,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       clock,
       settingsOf: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).analytics : undefined),
       maxOpenSites: cfg.openProjects,
+      pageCacheMb: memory.main.queryLogMb,
       onError: (err, context) => analyticsLog.error({ err, context }, 'query log failure'),
     });
     cleanups.push(() => analytics.close());
@@ -229,7 +233,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
             pool,
             executor,
             pollMs: cfg.snapshotPollMs,
-            searchCacheBytes: cfg.searchCacheMb * 1024 * 1024,
+            searchCacheBytes: Math.floor(memory.main.searchAnswersMb * 1024 * 1024),
             log,
             clock,
           })
@@ -239,8 +243,13 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       cleanups.push(() => node.close());
     }
     const sources = { projects, indexes, executor };
-    const search = node?.search ?? new SearchService(sources, cfg.searchCacheMb * 1024 * 1024);
-    const suggest = node?.suggest ?? new SuggestService({ ...sources, querySuggestions: (siteId, query, o) => analytics.querySuggestions(siteId, query, o) });
+    const search = node?.search ?? new SearchService(sources, Math.floor(memory.main.searchAnswersMb * 1024 * 1024));
+    const suggest =
+      node?.suggest ??
+      new SuggestService(
+        { ...sources, querySuggestions: (siteId, query, o) => analytics.querySuggestions(siteId, query, o) },
+        new SuggestCache(8192, Math.floor(memory.main.suggestAnswersMb * 1024 * 1024)),
+      );
     const exporter =
       cfg.role === 'primary'
         ? new SnapshotExporter({
@@ -253,7 +262,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
           })
         : null;
 
-    const services: Services = { config: cfg, log: root, clock, pool, projects, indexes, analytics, crawl, search, suggest, exporter, node };
+    const services: Services = { config: cfg, log: root, clock, pool, projects, indexes, analytics, crawl, search, suggest, exporter, node, memory, executor };
 
     // Deleting a project removes all its data (SPEC §7): index, query log, crawl queue.
     projects.onDelete(async (siteId) => {
@@ -325,6 +334,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       }
     }
     log.info({ url, ...(metricsUrl ? { metricsUrl } : {}), dataDir: cfg.dataDir, role: cfg.role, workers: cfg.workers, searchThreads: cfg.searchThreads }, 'listening');
+    log.info({ memory }, 'memory plan');
 
     if (firstProject) {
       stdout.write(banner(url, cfg.dataDir, masterKey, firstProject.key.token));

@@ -3,12 +3,12 @@
  * explicitly (no module-level singletons). Each member is owned by one folder.
  */
 import type { Piscina } from 'piscina';
-import type { Config, Logger } from './core/index.js';
+import type { Config, Logger, MemoryPlan } from './core/index.js';
 import type { ProjectRegistry } from './projects/index.js';
 import type { IndexRegistry } from './index/index.js';
 import type { QueryLogService } from './analytics/index.js';
 import type { CrawlService } from './crawl/index.js';
-import type { SearchService, SuggestService } from './search/index.js';
+import type { SearchExecutor, SearchService, SuggestService } from './search/index.js';
 import type { SnapshotExporter, SnapshotNode } from './snapshot/index.js';
 
 export interface Services {
@@ -29,4 +29,8 @@ export interface Services {
   exporter: SnapshotExporter | null;
   /** A search node's snapshot (what it serves, its health); null on a primary. */
   node: SnapshotNode | null;
+  /** The split of the memory budget (src/core/memory.ts), made once at start. */
+  memory: MemoryPlan;
+  /** Where searches run (`GET /admin/memory` asks its threads what their caches hold). */
+  executor: SearchExecutor;
 }

@@ -28,7 +28,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AnalyticsSettings, badParam, DEFAULT_OPEN_PROJECTS } from '../core/index.js';
 import { MAX_LOGGED_QUERY_CHARS, VisitorHasher, normaliseQuery } from './normalize.js';
-import { SiteQueryLog } from './site-log.js';
+import { SiteQueryLog, siteLogPageCaches } from './site-log.js';
 import { LogBatch, QueryDictionary } from './batch.js';
 import { LogWriterThread, type WriterBatch } from './writer.js';
 import { rollupSite, type RollupOptions, type RollupResult } from './rollup.js';
@@ -132,6 +132,11 @@ export interface QueryLogOptions {
    * two calls is always safe.
    */
   maxOpenSites?: number;
+  /**
+   * Page caches of the open project logs together, MiB (the query log's share of the memory
+   * plan, src/core/memory.ts); each log gets an equal part, at most 16 MiB. Default 32.
+   */
+  pageCacheMb?: number;
 }
 
 /** Range arguments of the reports: UNIX seconds, validated by the route (start < end). */
@@ -158,7 +163,18 @@ export class QueryLogService {
   /** When the oldest entry of {@link batches} was queued (null while none is). */
   private oldestQueuedAt: number | null = null;
 
-  constructor(private readonly opts: QueryLogOptions) {}
+  constructor(private readonly opts: QueryLogOptions) {
+    if (opts.pageCacheMb !== undefined) siteLogPageCaches.setTotalKb(Math.floor(opts.pageCacheMb * 1024));
+  }
+
+  /** What the query log holds in memory against its share (`GET /admin/memory`). */
+  memoryUsage(): { pageCaches: { budgetMb: number; connections: number; eachKb: number }; queuedEntries: number; dropped: number } {
+    return {
+      pageCaches: { budgetMb: Math.round((siteLogPageCaches.budgetKb / 1024) * 10) / 10, connections: siteLogPageCaches.size, eachKb: siteLogPageCaches.perConnectionKb },
+      queuedEntries: this.queued,
+      dropped: this.dropped,
+    };
+  }
 
   /**
    * Starts the writer thread and the periodic hand-over to it (server start), and warms every

@@ -26,6 +26,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { PageCacheShare } from '../core/index.js';
 import { SuggestionIndex } from './suggestions.js';
 import { dayOf, floorHour } from './normalize.js';
 import type { EventRow, LogBatch, SearchRow } from './batch.js';
@@ -214,6 +215,14 @@ export class LogInserter {
   }
 }
 
+/**
+ * The page caches of the open project logs of this thread together: up to 16 MiB each (the
+ * writer's upserts into query_totals, one per distinct query per batch at random places, stay in
+ * memory on a busy site), an equal part of the query log's share of the memory plan when many
+ * projects are open (`QueryLogService`'s `pageCacheMb`); 32 MiB until it is set.
+ */
+export const siteLogPageCaches = new PageCacheShare(32 * 1024, 256, 16 * 1024);
+
 export class SiteQueryLog {
   readonly db: Database.Database;
   /** End (ms, exclusive) of the last closed hour bucket; null before the first rollup. */
@@ -240,9 +249,7 @@ export class SiteQueryLog {
     // NORMAL under WAL survives a process crash; only an OS crash can lose the last commits.
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
-    // 16 MB of page cache instead of SQLite's 2 MB: the writer's upserts into query_totals (one
-    // per distinct query per batch, at random places) stay in memory on a busy site.
-    this.db.pragma('cache_size = -16384');
+    siteLogPageCaches.add(this.db);
     migrateQueryDays(this.db);
     this.db.exec(SCHEMA);
     // Files rolled up before day buckets existed: derive them once.
@@ -397,6 +404,7 @@ export class SiteQueryLog {
   close(): void {
     if (!this.db.open) return;
     this.writeAggregates();
+    siteLogPageCaches.delete(this.db);
     this.db.close();
   }
 }

@@ -20,6 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { PageCacheShare } from '../core/index.js';
 import { AGGREGATE_EVERY_ROWS, LogInserter } from './site-log.js';
 import { LogBatch, type WireBatch } from './batch.js';
 
@@ -55,6 +56,8 @@ interface OpenLog {
 }
 
 const logs = new Map<string, OpenLog>();
+/** Page caches of this thread's connections together: 16 MiB, at most 8 MiB each. */
+const writerPageCaches = new PageCacheShare(16 * 1024, 256, 8 * 1024);
 
 function open(file: string): OpenLog {
   let log = logs.get(file);
@@ -65,7 +68,8 @@ function open(file: string): OpenLog {
   db.pragma('synchronous = NORMAL');
   // The main thread's rollup or window move may hold the write lock for a moment.
   db.pragma('busy_timeout = 10000');
-  db.pragma('cache_size = -16384');
+  // The writer's connections share one page cache budget, part of its base in the memory plan.
+  writerPageCaches.add(db);
   const inserter = new LogInserter(db);
   const state = db.prepare('SELECT value FROM state WHERE key = ?').pluck();
   const write = db.transaction((batch: LogBatch): number => {
@@ -115,6 +119,7 @@ function handle(req: WriterRequest): WriterSiteResult[] {
     const log = file === undefined ? undefined : logs.get(file);
     if (log) {
       if (log.dirty) attempt(req.siteId, () => log.aggregate());
+      writerPageCaches.delete(log.db);
       log.db.close();
       logs.delete(file!);
     }

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LOG_COMPONENTS, type LogComponent } from './log.js';
+import { DEFAULT_MEMORY_MB, MemoryPlanError, planMemory } from './memory.js';
 
 /** Default of {@link Config.openProjects}: enough for every project a small server serves at once. */
 export const DEFAULT_OPEN_PROJECTS = 256;
@@ -32,13 +33,22 @@ export interface Config {
   workerNice: number;
   /** Search threads (SITESIFT_SEARCH_THREADS); 0 searches on the main thread. */
   searchThreads: number;
-  /** Memory for cached search answers in MiB (SITESIFT_SEARCH_CACHE_MB); 0 disables the cache. */
-  searchCacheMb: number;
+  /**
+   * The memory budget of the whole process in MiB (SITESIFT_MEMORY_MB): every cache of every
+   * thread is sized from it (src/core/memory.ts splits it).
+   */
+  memoryMb: number;
+  /**
+   * Memory for cached search answers in MiB (SITESIFT_SEARCH_CACHE_MB); 0 disables the cache;
+   * null (default): its share of {@link memoryMb}.
+   */
+  searchCacheMb: number | null;
   /**
    * Memory for the engine's caches (decoded postings, BM25F values, result cards) in MiB, per
-   * thread that searches (SITESIFT_SEARCH_MEMORY_MB); a ceiling, filled only by large indexes.
+   * thread that searches (SITESIFT_SEARCH_MEMORY_MB); null (default): the thread's share of
+   * {@link memoryMb}. A ceiling, filled only by large indexes.
    */
-  searchMemoryMb: number;
+  searchMemoryMb: number | null;
   /** Search role: directory or http(s) URL of an export. */
   snapshot: string | null;
   /** Search role: milliseconds between polls of the snapshot for a newer generation (SITESIFT_SNAPSHOT_POLL_MS). */
@@ -103,8 +113,8 @@ export interface Config {
 }
 
 /**
- * Default engine cache memory per searching thread, MiB (SITESIFT_SEARCH_MEMORY_MB): 256 for
- * decoded postings, 512 for BM25F values, 160 for result cards (src/index/budgets.ts splits it).
+ * Engine cache memory of a searching thread before the server hands it its share of the
+ * budget, MiB (tests and tools that search without a server): src/index/budgets.ts splits it.
  */
 export const DEFAULT_SEARCH_MEMORY_MB = 928;
 
@@ -244,6 +254,7 @@ const SPECS: SettingSpec[] = [
   { key: 'workers', env: 'SITESIFT_WORKERS', flag: 'workers', parse: parseInteger(1, 256) },
   { key: 'workerNice', env: 'SITESIFT_WORKER_NICE', flag: 'worker-nice', parse: parseInteger(0, 19) },
   { key: 'searchThreads', env: 'SITESIFT_SEARCH_THREADS', flag: 'search-threads', parse: parseInteger(0, 256) },
+  { key: 'memoryMb', env: 'SITESIFT_MEMORY_MB', flag: 'memory-mb', parse: parseInteger(64, 1_048_576) },
   { key: 'searchCacheMb', env: 'SITESIFT_SEARCH_CACHE_MB', flag: 'search-cache-mb', parse: parseInteger(0, 65536) },
   { key: 'searchMemoryMb', env: 'SITESIFT_SEARCH_MEMORY_MB', flag: 'search-memory-mb', parse: parseInteger(16, 65536) },
   { key: 'snapshot', env: 'SITESIFT_SNAPSHOT', flag: 'snapshot', parse: parseNonEmpty },
@@ -290,8 +301,9 @@ export function defaultConfig(): Config {
     workers: Math.max(1, os.availableParallelism()),
     workerNice: 10,
     searchThreads: Math.max(1, os.availableParallelism()),
-    searchCacheMb: 64,
-    searchMemoryMb: DEFAULT_SEARCH_MEMORY_MB,
+    memoryMb: DEFAULT_MEMORY_MB,
+    searchCacheMb: null,
+    searchMemoryMb: null,
     snapshot: null,
     snapshotPollMs: 5000,
     exportSchedule: null,
@@ -384,6 +396,28 @@ function readConfigFile(file: string): Map<SettingSpec, string> {
 }
 
 /**
+ * Checks that the memory plan (src/core/memory.ts) can be made. Thread counts left at their
+ * defaults (one per CPU) are lowered, the larger first, until the threads' bases fit in the
+ * budget, so a many-core machine with the default budget still starts; explicit settings that
+ * do not fit throw a {@link ConfigError} naming the setting.
+ */
+function fitThreadsToBudget(c: Config, explicit: ReadonlySet<Key>): void {
+  for (;;) {
+    try {
+      planMemory(c);
+      return;
+    } catch (err) {
+      if (!(err instanceof MemoryPlanError)) throw err;
+      const canSearch = !explicit.has('searchThreads') && c.searchThreads > 1;
+      const canPool = !explicit.has('workers') && c.workers > 1;
+      if (canPool && (!canSearch || c.workers >= c.searchThreads)) c.workers--;
+      else if (canSearch) c.searchThreads--;
+      else throw new ConfigError(err.setting, err.message);
+    }
+  }
+}
+
+/**
  * Builds the frozen {@link Config} from command-line flags, the environment and an optional
  * JSON config file (`file`, else `--config`, else `SITESIFT_CONFIG`). Pure apart from reading
  * that file. Throws {@link ConfigError} (one line, names the setting) on the first problem.
@@ -401,6 +435,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string
   const configFile = file ?? flags.get('config') ?? (env.SITESIFT_CONFIG || undefined);
   const fromFile = configFile ? readConfigFile(configFile) : new Map<SettingSpec, string>();
 
+  const explicit = new Set<Key>();
   for (const spec of SPECS) {
     let raw: string | undefined;
     let name = spec.env;
@@ -417,6 +452,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string
       name = `--${spec.flag}`;
     }
     if (raw === undefined) continue;
+    explicit.add(spec.key);
     if (spec.assign) spec.assign(config as unknown as Config, raw, name);
     else config[spec.key] = spec.parse(raw, name);
   }
@@ -431,5 +467,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string
     throw new ConfigError('SITESIFT_EXPORT_OUT', 'SITESIFT_EXPORT_OUT is required with SITESIFT_EXPORT_SCHEDULE (a directory or http(s) URL to export to)');
   }
   if (out.exportOut !== null && !/^https?:\/\//i.test(out.exportOut)) out.exportOut = path.resolve(out.exportOut);
+  fitThreadsToBudget(out, explicit);
   return Object.freeze(out);
 }

@@ -6,9 +6,12 @@
  * fetch and verdict (./fetching.ts) → link discovery (./discovery.ts) → index writes
  * (./indexing.ts) → run progress and task views (./progress.ts); ./service.ts composes them.
  *
- * Invariants: one {@link CrawlQueue} per project and process, opened on first use and closed
- * only by `stop()` or the project's deletion; a task id in {@link CrawlContext.cancelled} is
- * running and must finish without writing.
+ * Invariants: at most one open {@link CrawlQueue} per project and process, opened on use; a
+ * queue with no queued or running task is closed once more than {@link MAX_IDLE_QUEUES} such
+ * queues are open (least recently used first), so a server with thousands of projects keeps only
+ * the queues with work open. Callers use a queue synchronously after taking it (`of`), never
+ * across an `await`. A task id in {@link CrawlContext.cancelled} is running and must finish
+ * without writing.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -68,14 +71,24 @@ export interface CrawlServiceOptions {
   log?: CrawlLog;
 }
 
+/** Queues without work kept open (the most recently used ones): reopening one costs a file open. */
+export const MAX_IDLE_QUEUES = 16;
+
 /** The durable crawl queues of the projects, one per project, opened on demand. */
 export class ProjectQueues {
+  /** Open queues, least recently used first. */
   private readonly open = new Map<string, CrawlQueue>();
 
   constructor(
     private readonly dataDir: string,
     private readonly clock: () => number,
+    readonly maxIdle = MAX_IDLE_QUEUES,
   ) {}
+
+  /** Queues open now (tests, `GET /admin/memory`). */
+  get openCount(): number {
+    return this.open.size;
+  }
 
   private file(siteId: string): string {
     return path.join(this.dataDir, 'projects', siteId, 'crawl.db');
@@ -84,11 +97,40 @@ export class ProjectQueues {
   /** The project's queue, opened (and created) on first use. */
   of(siteId: string): CrawlQueue {
     let q = this.open.get(siteId);
-    if (!q) {
+    if (q) {
+      this.open.delete(siteId);
+    } else {
       q = new CrawlQueue(this.file(siteId), this.clock);
-      this.open.set(siteId, q);
+      if (this.open.size >= this.maxIdle) this.closeIdle(siteId);
     }
+    this.open.set(siteId, q);
     return q;
+  }
+
+  /**
+   * Closes idle queues (no queued or running task), least recently used first, until at most
+   * {@link maxIdle} - 1 idle ones stay open; `except` is left alone. Queues with work stay open
+   * whatever their number.
+   */
+  private closeIdle(except: string): void {
+    let idle = 0;
+    for (const q of this.open.values()) if (q.idle()) idle++;
+    for (const [siteId, q] of this.open) {
+      if (idle < this.maxIdle) break;
+      if (siteId === except || !q.idle()) continue;
+      q.close();
+      this.open.delete(siteId);
+      idle--;
+    }
+  }
+
+  /** Closes the project's queue when it has no queued or running task (it reopens on its next use). */
+  closeIfIdle(siteId: string): void {
+    const q = this.open.get(siteId);
+    if (q && q.idle()) {
+      q.close();
+      this.open.delete(siteId);
+    }
   }
 
   /** The project's queue if it has one (open, or on disk); null without creating one. */

@@ -42,8 +42,9 @@ export class TaskIntake {
     if (!isHttpUrl(rawUrl)) throw badParam('url', `"url" must be an absolute http(s) URL, got ${JSON.stringify(rawUrl)}.`);
     // The URL is the identity: keep the pushed spelling for appends (it is the JSON page's URL).
     const url = opts.appendTo ? opts.appendTo.url : (normalizeUrl(rawUrl) ?? rawUrl);
-    const q = this.ctx.queues.of(siteId);
+    // The index first: a queue is used only synchronously once taken (src/crawl/context.ts).
     const index = await this.ctx.opts.indexOf(siteId);
+    const q = this.ctx.queues.of(siteId);
     if (!opts.appendTo) {
       const existing = q.queuedFor(url, 'url');
       if (existing) return taskView(existing);
@@ -59,10 +60,10 @@ export class TaskIntake {
     this.assertRunning();
     const s = this.ctx.opts.settingsOf(siteId).crawler;
     if (!s.rootUrls.length) throw badParam('rootUrls', 'The project has no crawler.rootUrls; set them in the settings before starting a crawl.');
+    const index = await this.ctx.opts.indexOf(siteId);
     const q = this.ctx.queues.of(siteId);
     const active = q.activeRuns().find((r) => r.type === 'crawl');
     if (active) return taskView(active);
-    const index = await this.ctx.opts.indexOf(siteId);
     const run = q.add({ type: 'crawl', origin: 'crawl', url: s.rootUrls[0], state: 'running' });
     for (const root of s.rootUrls) enqueueRunPage(q, index, run, root, 0, 'crawl', s.maxPages);
     this.progress.settle(siteId, q, q.get(run.id));
@@ -84,8 +85,8 @@ export class TaskIntake {
       readFile: this.readSitemapFile,
       clock: this.ctx.opts.clock,
     });
-    const q = this.ctx.queues.of(siteId);
     const index = await this.ctx.opts.indexOf(siteId);
+    const q = this.ctx.queues.of(siteId);
     const run = q.add({ type: 'sitemap', origin: 'sitemap', url: s.sitemapUrls[0], state: 'running' });
     const previous = q.sitemapLastmods();
     let queued = 0;

@@ -23,7 +23,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { PageDoc } from '../core/index.js';
+import { PageCacheShare, type PageDoc } from '../core/index.js';
 
 export type TaskType = 'url' | 'append' | 'page' | 'crawl' | 'sitemap' | 'reindex';
 /** The tasks a client asked for (and `GET /tasks` lists); `page` tasks belong to a run. */
@@ -163,6 +163,13 @@ function newTaskId(): string {
 }
 
 /**
+ * Page caches of the open crawl queues together (part of the main thread's base in the memory
+ * plan, src/core/memory.ts): 8 MiB, at most 1 MiB each; only queues with work stay open
+ * (src/crawl/context.ts), so a few share it.
+ */
+const queuePageCaches = new PageCacheShare(8 * 1024, 128, 1024);
+
+/**
  * One project's crawl queue; see the module comment.
  *
  * @example
@@ -216,6 +223,7 @@ export class CrawlQueue {
     this.scheduleCommit = opts.scheduleCommit ?? defaultCommitScheduler;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
+    queuePageCaches.add(this.db);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS tasks (
         n INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -617,9 +625,15 @@ export class CrawlQueue {
     })();
   }
 
+  /** Whether no task of any kind is queued or running (the queue may be closed until its next use). */
+  idle(): boolean {
+    return this.q(`SELECT 1 FROM tasks WHERE state IN ('queued','running') LIMIT 1`).get() === undefined;
+  }
+
   /** Commits the open group and closes the database. */
   close(): void {
     this.commit();
+    queuePageCaches.delete(this.db);
     this.db.close();
   }
 }

@@ -97,6 +97,9 @@ export class CrawlService {
         const q = ctx.queues.of(siteId);
         // A run whose last page finished just before a crash was never marked done.
         for (const run of q.activeRuns()) this.progress.settle(siteId, q, run);
+        // Only queues with work stay open: a server with many projects holds no idle ones.
+        q.commit();
+        ctx.queues.closeIfIdle(siteId);
       } catch {
         // A project folder without a project (deleted while down): leave it alone.
       }

@@ -5,6 +5,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError, type Settings } from '../core/index.js';
+import { threadCacheUsage } from '../index/index.js';
 import { assertSiteId } from '../projects/index.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './auth.js';
@@ -53,6 +54,36 @@ function settingsBody(settings: Settings): Record<string, unknown> {
 /** Registers the `/admin/projects...` routes. */
 export function register(router: Router, services: Services): void {
   const limit = bodyLimit(services);
+
+  // The memory budget, its split, and what each cache holds now (master key only).
+  router.get('/admin/memory', async (ctx) => {
+    const who = requireAdmin(ctx, services);
+    if (who.kind !== 'master') throw new AppError('forbidden', 'Only the master key may read the server\'s memory.');
+    const plan = services.memory;
+    const mb = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
+    const searchCache = services.search.cache.stats();
+    const suggestCache = services.suggest.cache.stats();
+    const searchThreads = await services.executor.memory();
+    const mem = process.memoryUsage();
+    ctx.body = {
+      status: 'success',
+      budgetMb: plan.budgetMb,
+      rssMb: mb(mem.rss),
+      plan,
+      threads: [
+        {
+          thread: 'main',
+          shareMb: plan.main.totalMb,
+          searchAnswers: { budgetMb: plan.main.searchAnswersMb, usedMb: mb(searchCache.bytes), entries: searchCache.entries },
+          suggestAnswers: { budgetMb: plan.main.suggestAnswersMb, usedMb: mb(suggestCache.bytes), entries: suggestCache.size },
+          queryLog: { budgetMb: plan.main.queryLogMb, ...services.analytics.memoryUsage() },
+          ...threadCacheUsage(),
+        },
+        ...searchThreads.map((usage, i) => ({ thread: `search ${i + 1}`, shareMb: plan.searchThreads.eachTotalMb, ...usage })),
+        ...(plan.poolThreads.count > 0 ? [{ thread: `pool × ${plan.poolThreads.count}`, shareMb: plan.poolThreads.count * plan.base.poolThreadMb }] : []),
+      ],
+    };
+  });
 
   router.post('/admin/projects', async (ctx) => {
     requireAdmin(ctx, services);

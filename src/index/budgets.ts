@@ -13,7 +13,26 @@
  * rescore most lists again.
  */
 
-import { DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
+import { getHeapStatistics } from 'node:v8';
+import { DEFAULT_SEARCH_MEMORY_MB, PageCacheShare } from '../core/index.js';
+
+/**
+ * The page caches of this thread's segment reader connections together (src/index/segment-reader.ts):
+ * each reader gets an equal part, 128 KiB to 2 MiB. Its total is this thread's `pageCacheMb`
+ * of the memory plan (src/core/memory.ts), set at thread start; 16 MiB until then.
+ */
+export const readerPageCaches = new PageCacheShare(16 * 1024, 128, 2048);
+
+/**
+ * Sets this thread's caches from its share of the memory plan: `engineMb` for the engine caches
+ * (split below), `pageCacheMb` for its segment connections' page caches together.
+ *
+ * @example setThreadCacheShare({ engineMb: 70, pageCacheMb: 17 })
+ */
+export function setThreadCacheShare(share: { engineMb: number; pageCacheMb: number }): void {
+  setSearchMemoryMb(share.engineMb);
+  readerPageCaches.setTotalKb(Math.floor(share.pageCacheMb * 1024));
+}
 
 // Shares of the default total (928 MiB): the BM25F values' entries also count the decoded postings
 // they keep alive, so they get the largest share.
@@ -31,7 +50,7 @@ export const engineCacheUsed = { postings: 0, impacts: 0, cards: 0 };
  * a lower budget takes effect at each cache's next insertion.
  */
 export function setSearchMemoryMb(mb: number): void {
-  const bytes = mb * 1024 * 1024;
+  const bytes = Math.floor(mb * 1024 * 1024);
   engineCacheBudget.postings = Math.floor((bytes * SHARE.postings) / SHARES);
   engineCacheBudget.impacts = Math.floor((bytes * SHARE.impacts) / SHARES);
   engineCacheBudget.cards = Math.floor((bytes * SHARE.cards) / SHARES);
@@ -68,4 +87,27 @@ export function evictByClock<E extends ClockEntry>(cache: keyof typeof engineCac
     drop(e);
     engineCacheUsed[cache] -= e.bytes;
   }
+}
+
+/** What one thread's caches hold against their budgets, and its V8 heap (MiB, one decimal). */
+export interface ThreadCacheUsage {
+  /** Engine caches: budget and estimated use of each. */
+  engine: { [K in keyof typeof engineCacheBudget]: { budgetMb: number; usedMb: number } };
+  /** Page caches of the thread's segment connections: their budget together, how many, each one's size. */
+  readerPageCaches: { budgetMb: number; connections: number; eachKb: number };
+  /** The thread's V8 heap: live objects and what V8 holds for it. */
+  heap: { usedMb: number; totalMb: number };
+}
+
+const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
+
+/** This thread's {@link ThreadCacheUsage} (`GET /admin/memory`). */
+export function threadCacheUsage(): ThreadCacheUsage {
+  const h = getHeapStatistics();
+  const one = (k: keyof typeof engineCacheBudget) => ({ budgetMb: mib(engineCacheBudget[k]), usedMb: mib(Math.max(0, engineCacheUsed[k])) });
+  return {
+    engine: { postings: one('postings'), impacts: one('impacts'), cards: one('cards') },
+    readerPageCaches: { budgetMb: mib(readerPageCaches.budgetKb * 1024), connections: readerPageCaches.size, eachKb: readerPageCaches.perConnectionKb },
+    heap: { usedMb: mib(h.used_heap_size), totalMb: mib(h.total_heap_size) },
+  };
 }

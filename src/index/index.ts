@@ -11,8 +11,8 @@
 export type { EntryListingQuery, EntryListingRow, IndexSnapshot, LiveSegment, ProjectIndex, WriteOp } from './contract.js';
 export { IndexRegistry } from './registry.js';
 export { DEFAULT_MAX_BUFFERED_DOCS } from './store.js';
-export { engineCacheBudget, engineCacheUsed, evictByClock, setSearchMemoryMb } from './budgets.js';
-export type { ClockEntry } from './budgets.js';
+export { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, setSearchMemoryMb, setThreadCacheShare, threadCacheUsage } from './budgets.js';
+export type { ClockEntry, ThreadCacheUsage } from './budgets.js';
 export { NFIELDS, hashWord, mergeSegments, writeSegment } from './segment.js';
 export type { Postings, SegmentEntry, SegmentInfo } from './segment.js';
 export { SegmentReader } from './segment-reader.js';

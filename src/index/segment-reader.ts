@@ -12,7 +12,7 @@
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../core/index.js';
 import { words } from '../text/index.js';
-import { engineCacheBudget, engineCacheUsed, evictByClock, type ClockEntry } from './budgets.js';
+import { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, type ClockEntry } from './budgets.js';
 import { decodePostings, type Postings } from './postings.js';
 import { NFIELDS, SCAN_CACHE_KB, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
 
@@ -115,11 +115,13 @@ export class SegmentReader {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
       // Decoded postings, doc values, cards and BM25F values are cached in JS already, and the
-      // OS caches the file: a small page cache per reader keeps memory flat as segments and
-      // search threads multiply (better-sqlite3's default is 16 MB per connection).
-      db.pragma(`cache_size = -${READER_CACHE_KB}`);
+      // OS caches the file: the readers of a thread share one page cache budget (at most
+      // READER_CACHE_KB each), so memory stays flat as segments and search threads multiply
+      // (better-sqlite3's default is 16 MB per connection).
+      readerPageCaches.add(db);
       return new SegmentReader(path, db);
     } catch (e) {
+      readerPageCaches.delete(db);
       db.close();
       throw e;
     }
@@ -349,6 +351,7 @@ export class SegmentReader {
       engineCacheUsed.postings -= e.bytes;
     }
     this.postingsMap.clear();
+    readerPageCaches.delete(this.db);
     if (this.db.open) this.db.close();
   }
 }

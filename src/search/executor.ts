@@ -7,8 +7,8 @@
  * The executor caches no answers: the search services (src/search/service.ts, suggest.ts) do.
  */
 import type { Worker } from 'node:worker_threads';
-import { type IndexSnapshot, setSearchMemoryMb } from '../index/index.js';
-import { startThread, type Settings, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
+import { type IndexSnapshot, type ThreadCacheUsage, setThreadCacheShare } from '../index/index.js';
+import { startThread, type Settings, type SearchThreadShare, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';
@@ -29,6 +29,8 @@ export interface SearchExecutor {
   run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome>;
   /** Threads in use (0: the main thread). */
   readonly threads: number;
+  /** What each search thread's caches and heap hold now (none without threads: see the main thread's). */
+  memory(): Promise<ThreadCacheUsage[]>;
   close(): Promise<void>;
 }
 
@@ -38,6 +40,10 @@ export class LocalSearchExecutor implements SearchExecutor {
 
   async run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
     return searchAnswer(snap, settings, params, owner);
+  }
+
+  async memory(): Promise<ThreadCacheUsage[]> {
+    return [];
   }
 
   async close(): Promise<void> {}
@@ -98,14 +104,17 @@ export class ThreadSearchExecutor implements SearchExecutor {
   /** Why searches fail at once: every thread was lost and none restarted. */
   private broken: Error | null = null;
   private drained: (() => void) | null = null;
+  /** Answers of the threads to a {@link memory} request, by request number. */
+  private readonly memoryWaiters = new Map<number, (u: ThreadCacheUsage) => void>();
 
   /**
-   * `searchMemoryMb`: each thread's engine cache memory (src/index/budgets.ts); `openProjects`:
-   * generations each thread keeps open (SITESIFT_OPEN_PROJECTS).
+   * `share`: each thread's cache share of the memory plan (engine caches, src/index/budgets.ts,
+   * and its segment connections' page caches); `openProjects`: generations each thread keeps
+   * open (SITESIFT_OPEN_PROJECTS).
    */
   constructor(
     readonly threads: number,
-    private readonly searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB,
+    private readonly share: SearchThreadShare = DEFAULT_THREAD_SHARE,
     private readonly openProjects?: number,
   ) {
     for (let i = 0; i < threads; i++) this.spawn();
@@ -123,6 +132,32 @@ export class ThreadSearchExecutor implements SearchExecutor {
     });
   }
 
+  /**
+   * Asks every thread for its {@link ThreadCacheUsage}; a thread answers between two searches.
+   * A thread that does not answer within 5 s (stuck on a search, or lost) is left out.
+   */
+  async memory(): Promise<ThreadCacheUsage[]> {
+    const answers = await Promise.all(
+      this.all.map(
+        (t) =>
+          new Promise<ThreadCacheUsage | null>((resolve) => {
+            const id = this.nextId++;
+            const timer = setTimeout(() => {
+              this.memoryWaiters.delete(id);
+              resolve(null);
+            }, 5000);
+            this.memoryWaiters.set(id, (u) => {
+              clearTimeout(timer);
+              this.memoryWaiters.delete(id);
+              resolve(u);
+            });
+            t.worker.postMessage({ memory: id });
+          }),
+      ),
+    );
+    return answers.filter((u): u is ThreadCacheUsage => u !== null);
+  }
+
   /** Lets searches already queued finish (their pins are released by their requests), then stops. */
   async close(): Promise<void> {
     this.closing = true;
@@ -131,9 +166,12 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 
   private spawn(): SearchThread {
-    const worker = startThread(import.meta.url, '../../workers/search', { workerData: { searchMemoryMb: this.searchMemoryMb, openProjects: this.openProjects } });
+    const worker = startThread(import.meta.url, '../../workers/search', { workerData: { searchMemoryMb: this.share.engineMb, pageCacheMb: this.share.pageCacheMb, openProjects: this.openProjects } });
     const t: SearchThread = { worker, busy: null, sentSettings: new Set(), sentSnapshots: new Set() };
-    worker.on('message', (reply: SearchReply) => this.settle(t, reply));
+    worker.on('message', (reply: SearchReply | { memory: number; usage: ThreadCacheUsage }) => {
+      if ('memory' in reply) this.memoryWaiters.get(reply.memory)?.(reply.usage);
+      else this.settle(t, reply);
+    });
     worker.on('error', (err) => this.lost(t, err));
     worker.on('exit', (code) => this.lost(t, new Error(`search thread exited with code ${code}`)));
     // An idle thread does not keep the process alive (close() terminates them).
@@ -214,11 +252,15 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 }
 
+/** A searching thread's caches when no memory plan sizes them (tests, tools). */
+const DEFAULT_THREAD_SHARE: SearchThreadShare = { engineMb: DEFAULT_SEARCH_MEMORY_MB, pageCacheMb: 16, shareMb: DEFAULT_SEARCH_MEMORY_MB + 16 };
+
 /**
- * The executor for `threads` (0: the main thread), with `searchMemoryMb` of engine caches per
- * searching thread (this thread's too: it searches when `threads` is 0).
+ * The executor for `threads` (0: the main thread), each searching thread with `share` of the
+ * memory plan for its caches. With 0 the calling thread searches and takes `share` itself;
+ * with threads it keeps its own settings (the server sets the main thread's from its plan).
  */
-export function createSearchExecutor(threads: number, searchMemoryMb = DEFAULT_SEARCH_MEMORY_MB, openProjects?: number): SearchExecutor {
-  setSearchMemoryMb(searchMemoryMb);
-  return threads > 0 ? new ThreadSearchExecutor(threads, searchMemoryMb, openProjects) : new LocalSearchExecutor();
+export function createSearchExecutor(threads: number, share: SearchThreadShare = DEFAULT_THREAD_SHARE, openProjects?: number): SearchExecutor {
+  if (threads === 0) setThreadCacheShare(share);
+  return threads > 0 ? new ThreadSearchExecutor(threads, share, openProjects) : new LocalSearchExecutor();
 }

@@ -17,7 +17,9 @@ t.test('defaults', async (t) => {
   t.equal(c.refreshMs, 1000);
   t.equal(c.maxBodyBytes, 10 * 1024 * 1024);
   t.equal(c.primaryUrl, null);
-  t.equal(c.searchMemoryMb, 928, 'engine cache memory per searching thread');
+  t.equal(c.memoryMb, 512, 'one memory budget, sized for a 1 GB machine');
+  t.equal(c.searchMemoryMb, null, 'engine caches: their share of the budget');
+  t.equal(c.searchCacheMb, null, 'answer cache: its share of the budget');
   t.same([c.sitemapMaxDepth, c.sitemapMaxFiles, c.sitemapMaxUrls, c.sitemapMaxMb, c.sitemapTimeoutMs], [2, 1000, 200_000, 50, 300_000], 'sitemap import limits');
   t.ok(Object.isFrozen(c), 'config is frozen');
 });
@@ -37,6 +39,7 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_WORKERS: '3',
     SITESIFT_SEARCH_THREADS: '0',
     SITESIFT_WORKER_NICE: '0',
+    SITESIFT_MEMORY_MB: '1024',
     SITESIFT_SEARCH_CACHE_MB: '0',
     SITESIFT_SEARCH_MEMORY_MB: '100',
     SITESIFT_CRAWLER_ALLOW_PRIVATE: 'true',
@@ -75,6 +78,7 @@ t.test('every setting is read from the environment', async (t) => {
       workers: 3,
       searchThreads: 0,
       workerNice: 0,
+      memoryMb: 1024,
       searchCacheMb: 0,
       searchMemoryMb: 100,
       crawlerAllowPrivate: true,

@@ -43,6 +43,7 @@ export function countingSources(snap: IndexSnapshot, settings: Settings): Counti
   } as unknown as ProjectIndex;
   const executor: SearchExecutor = {
     threads: 0,
+    memory: async () => [],
     close: async () => {},
     run: async (owner, s, st, params) => {
       src.runs++;
