@@ -104,10 +104,10 @@ reindex: setup
 	@test -z "$(MODE)" -o "$(MODE)" = replace -o "$(MODE)" = merge || { echo "make reindex: MODE must be replace (or merge, the default)" >&2; exit 2; }
 	$(TSX) src/cli.ts index "$(SITE)" "$(FILE)" $(if $(BASE_URL),--base-url "$(BASE_URL)") $(if $(filter replace,$(MODE)),--replace)
 
-# make export SITE=docs OUT=./snapshot
+# make export SITE=docs OUT=./snapshot  (or ALL=1 for every project; the primary must be running)
 export: setup
-	@test -n "$(SITE)" -a -n "$(OUT)" || { echo "usage: make export SITE=<siteId> OUT=<dir>" >&2; exit 2; }
-	$(TSX) src/cli.ts export "$(SITE)" --out "$(OUT)"
+	@test -n "$(OUT)" -a -n "$(SITE)$(ALL)" || { echo "usage: make export SITE=<siteId>|ALL=1 OUT=<dir|url>" >&2; exit 2; }
+	$(TSX) src/cli.ts export $(if $(ALL),--all,"$(SITE)") --out "$(OUT)"
 
 clean:
 	rm -rf dist .tap .tap-out.log bench/out
