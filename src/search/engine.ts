@@ -18,7 +18,7 @@
  */
 import type { IndexSnapshot } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
-import { expansionsOf, significantWords, snapshotLanguages, type Tolerance } from './expand.js';
+import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
 import { excludedIds, forEachMatch, phraseSets, WordMatches } from './match.js';
@@ -76,8 +76,10 @@ export interface EngineResult {
 export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: SearchRequest): EngineResult {
   const parsed = parseQuery(req.query);
   // Expand.
-  const { slots, long } = significantWords(parsed, settings, snapshotLanguages(snap));
+  const significant = significantWords(parsed, settings, snapshotLanguages(snap));
+  const long = significant.long;
   const tolerance = req.typoTolerance ?? settings.typoTolerance;
+  const slots = splitUnmatched(significant.slots, snap, settings, tolerance, req.prefix !== false, long);
   const alternatives = slots.map((w) => expansionsOf(w, snap, settings, tolerance, req.prefix !== false, long));
   // Match and score; the lazy AND walk for several words (OR queries walk every word in full).
   const scoring = scoringFor(settings.fieldWeights, snap, long);

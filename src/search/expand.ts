@@ -285,6 +285,40 @@ function expand(
   return alts;
 }
 
+/**
+ * Query words in scripts written without spaces that match no indexed word in any way (exact,
+ * prefix, inside a word) are cut in two where both halves match, the right half cut again if
+ * needed: the dictionary keeps a sequence it does not know whole (`ケースス` from a query that
+ * stops inside `ケーススタディ`), while a page has it as two words (`ケース`, `スタディ`). Longest
+ * left half first. Other words pass through unchanged.
+ *
+ * @example splitUnmatched(slots, snap, settings, 'default', true, false) // ケースス → ケース, ス
+ */
+export function splitUnmatched(
+  slots: QueryWord[], snap: IndexSnapshot, settings: SearchSettings, tolerance: Tolerance, allowPrefix: boolean, long: boolean,
+): QueryWord[] {
+  if (!allowPrefix || !slots.some((q) => !q.exactOnly && isSegmentedScript(q.word))) return slots;
+  const matches = (q: QueryWord) => expansionsOf(q, snap, settings, tolerance, allowPrefix, long).length > 0;
+  const cut = (q: QueryWord, depth: number): QueryWord[] | null => {
+    if (matches(q)) return [q];
+    const chars = [...q.word];
+    if (depth >= 3 || chars.length < 2) return null;
+    for (let i = chars.length - 1; i >= 1; i--) {
+      const left: QueryWord = { word: chars.slice(0, i).join(''), prefix: false, exactOnly: false, phrase: -1 };
+      if (!matches(left)) continue;
+      const right = cut({ ...q, word: chars.slice(i).join(''), compound: undefined, joinNext: undefined }, depth + 1);
+      if (right) return [left, ...right];
+    }
+    return null;
+  };
+  const out: QueryWord[] = [];
+  for (const q of slots) {
+    if (q.exactOnly || !isSegmentedScript(q.word)) out.push(q);
+    else out.push(...(cut(q, 0) ?? [q]));
+  }
+  return out;
+}
+
 const expansionCache = new WeakMap<IndexSnapshot, WeakMap<SearchSettings, Map<string, Alternative[]>>>();
 /** Cached expansions per snapshot and settings object, cleared when full (like the typo cache). */
 const EXPANSION_CACHE_SIZE = 5_000;

@@ -3,7 +3,7 @@
  * `includeContent`). All text leaving here is HTML-escaped when highlighting is on; matched
  * words are wrapped in `<mark>`.
  */
-import { fold, indexOfSorted } from '../text/index.js';
+import { fold, indexOfSorted, isSegmentedScript, wordSpans, words as analyse } from '../text/index.js';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const NEEDS_ESCAPE = /[&<>"']/;
@@ -71,7 +71,7 @@ function asciiWords(matched: Set<string>): AsciiWords | null {
 // A letter, mark or digit outside ASCII (punctuation such as — or nbsp is skipped by the regex).
 const NON_ASCII_CHAR = /[^\x00-\x7f]/g;
 const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
-const FOLDED_WORD = /[\p{L}\p{N}]+/gu;
+const FOLDED_WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
  * Matched words of a text in text order, as parallel arrays: span i is `text[start[i], end[i])`
@@ -256,7 +256,11 @@ function wordRuns(text: string, to: number): WordRuns {
       while (a > 0 && WORD_CHAR.test(slice[a - 1]!)) a--;
       while (b < slice.length && WORD_CHAR.test(slice[b]!)) b++;
       NON_ASCII_CHAR.lastIndex = b;
-      other.push({ start: a, end: b, words: fold(slice.slice(a, b)).match(FOLDED_WORD) ?? [] });
+      const run = slice.slice(a, b);
+      if (isSegmentedScript(run)) {
+        // Scripts without spaces: one span per dictionary word, so <mark> wraps words, not sentences.
+        for (const [x, y] of wordSpans(run)) other.push({ start: a + x, end: a + y, words: analyse(run.slice(x, y)) });
+      } else other.push({ start: a, end: b, words: fold(run).match(FOLDED_WORD) ?? [] });
     }
   }
   // Trimmed to size: runs of cached cards stay in memory as long as the card.
@@ -432,14 +436,29 @@ const SPACE = /\s/;
 function wordStartAtOrAfter(text: string, i: number): number {
   if (i <= 0) return 0;
   if (SPACE.test(text[i - 1]!)) return i;
+  if (isSegmentedScript(text.slice(i - 1, i + 1))) {
+    // Scripts without spaces: the next dictionary-word boundary (segment.ts), not the next space.
+    const base = Math.max(0, i - BOUNDARY_WINDOW);
+    for (const [a] of wordSpans(text.slice(base, i + BOUNDARY_WINDOW))) if (base + a >= i) return base + a;
+    return i;
+  }
   const j = text.slice(i, i + 60).search(/\s/);
   return j < 0 ? i : i + j + 1;
 }
+
+/** Characters either side of a cut looked at for dictionary-word boundaries. */
+const BOUNDARY_WINDOW = 32;
 
 /** Moves `i` back to the end of the previous word. */
 function wordEndAtOrBefore(text: string, i: number): number {
   if (i >= text.length) return text.length;
   if (SPACE.test(text[i]!)) return i;
+  if (isSegmentedScript(text.slice(i - 1, i + 1))) {
+    const base = Math.max(0, i - BOUNDARY_WINDOW);
+    let best = -1;
+    for (const [, b] of wordSpans(text.slice(base, i + BOUNDARY_WINDOW))) if (base + b <= i) best = base + b;
+    return best < 0 ? i : best;
+  }
   const back = text.slice(Math.max(0, i - 60), i);
   const k = back.search(/\s\S*$/);
   return k < 0 ? i : Math.max(0, i - 60) + k;
