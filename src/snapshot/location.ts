@@ -179,7 +179,7 @@ class HttpLocation implements SnapshotTarget {
   }
 
   async read(rel: string): Promise<Buffer | null> {
-    const res = await fetch(this.url(rel), { cache: 'no-store' });
+    const res = await fetch(this.url(rel));
     if (res.status === 404) {
       await res.body?.cancel();
       return null;
