@@ -44,6 +44,8 @@ export interface ImportSummary {
   elapsedMs: number;
   /** With `replace`: what the swap reported (pages live after it, pages it removed). */
   replaced?: { pages: number; removed: number; mirrored: number };
+  /** The server's reindex task that lists this import (`GET /tasks`), when the server keeps one. */
+  taskId?: string;
 }
 
 export interface ImportOptions {
@@ -70,6 +72,12 @@ export interface ImportOptions {
    * gone. An aborted import abandons the staging index and leaves the live one untouched.
    */
   replace?: boolean;
+  /**
+   * Record the import as a reindex task on the server (`POST /tasks`, counts reported with
+   * `PATCH /tasks/{taskId}` at most once a second and at the end), so `GET /tasks` lists it
+   * with its progress. Default true; a server that refuses the task is imported into anyway.
+   */
+  reportTask?: boolean;
   /** Progress output (default: process.stderr). */
   out?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   /** Injected for tests. */
@@ -190,7 +198,12 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
   for (const f of files) totalBytes += await inputSize(f);
 
   const summary: ImportSummary = { read: 0, indexed: 0, rejected: [], elapsedMs: 0 };
-  const progress = new Progress(out, totalBytes, clock);
+  const task = opts.reportTask === false ? null : await ReindexTask.create(opts, doFetch, clock, path.basename(opts.input));
+  if (task) {
+    summary.taskId = task.id;
+    out.write(`reindex task ${task.id} (GET /tasks/${task.id} shows its progress)\n`);
+  }
+  const progress = new Progress(out, totalBytes, clock, clock(), task);
 
   let replaceId: string | undefined;
   const endpoint = (refresh: boolean): string => {
@@ -220,10 +233,6 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     if (res.status !== 200) throw new ImportAborted(`The server refused ${method} ${route} (${res.status} ${String(body.code ?? '')}): ${String(body.message ?? '')}`);
     return body;
   };
-  if (opts.replace) {
-    const begun = await replaceCall('POST', '/index/replace');
-    replaceId = String(begun.replaceId);
-  }
 
   const post = async (docs: unknown[], refresh: boolean): Promise<PostResult> => {
     for (let attempt = 0; ; attempt++) {
@@ -370,21 +379,31 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     while (inFlight.size > 0) await Promise.race(inFlight);
     if (failure) throw failure;
   };
-  if (replaceId === undefined) {
-    await feed();
-  } else {
-    try {
-      await feed();
-    } catch (err) {
-      await replaceCall('DELETE', '/index/replace').catch(() => undefined);
-      throw err;
+  try {
+    if (opts.replace) {
+      const begun = await replaceCall('POST', '/index/replace');
+      replaceId = String(begun.replaceId);
     }
-    out.write(`swapping the new index in (${summary.indexed} pages staged)…\n`);
-    const r = await replaceCall('POST', '/index/replace/commit');
-    summary.replaced = { pages: Number(r.pages), removed: Number(r.removed), mirrored: Number(r.mirrored) };
+    if (replaceId === undefined) {
+      await feed();
+    } else {
+      try {
+        await feed();
+      } catch (err) {
+        await replaceCall('DELETE', '/index/replace').catch(() => undefined);
+        throw err;
+      }
+      out.write(`swapping the new index in (${summary.indexed} pages staged)…\n`);
+      const r = await replaceCall('POST', '/index/replace/commit');
+      summary.replaced = { pages: Number(r.pages), removed: Number(r.removed), mirrored: Number(r.mirrored) };
+    }
+  } catch (err) {
+    await task?.end(summary, 'failed', `Aborted: ${(err as Error).message}`.slice(0, 2000));
+    throw err;
   }
   summary.elapsedMs = clock() - started;
   progress.finish(summary);
+  await task?.end(summary, 'done', `${summary.indexed} indexed, ${summary.rejected.length} rejected`);
   return summary;
 }
 
@@ -420,6 +439,11 @@ export function formatSummary(s: ImportSummary, maxReasons = 20): string {
   return lines.join('\n');
 }
 
+/** The task progress figures of an import so far (the same words as `GET /tasks` uses). */
+function figures(s: ImportSummary): string {
+  return `found ${s.read}, fetched ${s.indexed + s.rejected.length}, indexed ${s.indexed}, failed ${s.rejected.length}`;
+}
+
 function urlOf(doc: unknown): string | undefined {
   const u = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>).url : undefined;
   return typeof u === 'string' ? u : undefined;
@@ -430,8 +454,71 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
+ * The import's reindex task on the server: created at the start, its counts (the task
+ * progress figures: found = entries read, indexed, failed = rejected) sent at most once a
+ * second in order, and its end. Reporting is best effort: a refused or failed report never
+ * stops the import.
+ */
+class ReindexTask {
+  private chain: Promise<void> = Promise.resolve();
+  private lastSent = -Infinity;
+
+  private constructor(
+    readonly id: string,
+    private readonly url: (suffix: string) => string,
+    private readonly headers: Record<string, string>,
+    private readonly doFetch: typeof fetch,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Creates the task, or null when the server does not keep one (an older server, a refusal). */
+  static async create(opts: ImportOptions, doFetch: typeof fetch, clock: () => number, source: string): Promise<ReindexTask | null> {
+    const url = (suffix: string): string => {
+      const u = new URL(`/tasks${suffix}`, opts.serverUrl);
+      u.searchParams.set('site', opts.siteId);
+      return u.href;
+    };
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${opts.masterKey}` };
+    try {
+      const res = await doFetch(url(''), { method: 'POST', headers, body: JSON.stringify({ type: 'reindex', source: source.slice(0, 500) }) });
+      const body = (await res.json().catch(() => ({}))) as { taskId?: unknown };
+      if (res.status !== 201 || typeof body.taskId !== 'string') return null;
+      return new ReindexTask(body.taskId, url, headers, doFetch, clock);
+    } catch {
+      return null;
+    }
+  }
+
+  private send(report: Record<string, unknown>): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      try {
+        const res = await this.doFetch(this.url(`/${this.id}`), { method: 'PATCH', headers: this.headers, body: JSON.stringify(report) });
+        await res.body?.cancel();
+      } catch {
+        // Best effort: the import goes on without the report.
+      }
+    });
+    return this.chain;
+  }
+
+  /** Sends the counts unless they were sent less than a second ago. */
+  update(s: ImportSummary): void {
+    const now = this.clock();
+    if (now - this.lastSent < 1000) return;
+    this.lastSent = now;
+    void this.send({ found: s.read, indexed: s.indexed, failed: s.rejected.length });
+  }
+
+  /** Sends the final counts with the task's end state; resolves once every report is sent. */
+  end(s: ImportSummary, state: 'done' | 'failed', message: string): Promise<void> {
+    return this.send({ found: s.read, indexed: s.indexed, failed: s.rejected.length, state, message });
+  }
+}
+
+/**
  * A progress bar on a TTY; a plain line per 10 % otherwise, and always a last line at the end.
- * Progress is the share of input bytes whose documents the server has answered.
+ * Progress is the share of input bytes whose documents the server has answered. Each line ends
+ * with the reindex task's figures (found: entries read; fetched: answered, indexed + rejected).
  */
 class Progress {
   private doneBytes = 0;
@@ -443,12 +530,14 @@ class Progress {
     private readonly total: number,
     private readonly clock: () => number,
     private readonly started = clock(),
+    private readonly task: ReindexTask | null = null,
   ) {}
 
   /** Input up to byte `mark` has been answered. */
   done(mark: number, s: ImportSummary): void {
     this.doneBytes = Math.max(this.doneBytes, mark);
     this.draw(s, false);
+    this.task?.update(s);
   }
 
   private fraction(): number {
@@ -465,14 +554,14 @@ class Progress {
       const filled = Math.round(f * width);
       const secs = (now - this.started) / 1000;
       const rate = secs > 0 ? Math.round(s.indexed / secs) : 0;
-      this.out.write(`\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(f * 100)).padStart(3)}% ${s.indexed} indexed, ${s.rejected.length} rejected, ${rate}/s `);
+      this.out.write(`\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(f * 100)).padStart(3)}% ${s.indexed} indexed, ${s.rejected.length} rejected, ${rate}/s — ${figures(s)} `);
       if (final) this.out.write('\n');
       return;
     }
     const decile = Math.floor(f * 10);
     if (decile > this.lastDecile || final) {
       this.lastDecile = decile;
-      const line = `${decile * 10}% done: ${s.indexed} indexed, ${s.rejected.length} rejected\n`;
+      const line = `${decile * 10}% done: ${s.indexed} indexed, ${s.rejected.length} rejected — ${figures(s)}\n`;
       if (line !== this.lastLine) this.out.write(line);
       this.lastLine = line;
     }

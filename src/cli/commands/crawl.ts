@@ -7,12 +7,26 @@
 import { adminClient, type AdminClient } from '../admin-client.js';
 import { CLIENT_HELP, CLIENT_OPTIONS, CliError, parseFlags, UsageError, type Command } from '../command.js';
 
-/** Polls GET /tasks/{id} until the task is done or failed; prints state changes. */
+/** A task's `progress` as the CLI prints it: `found 5, fetched 3, indexed 2, skipped 1 (404: 1), failed 0`. */
+export function formatProgress(progress: unknown): string {
+  if (typeof progress !== 'object' || progress === null) return '';
+  const p = progress as { found?: number; fetched?: number; indexed?: number; skipped?: Record<string, number>; failed?: number };
+  const skipped = Object.entries(p.skipped ?? {});
+  const skippedTotal = skipped.reduce((a, [, n]) => a + n, 0);
+  const byStatus = skipped.length ? ` (${skipped.map(([status, n]) => `${status}: ${n}`).join(', ')})` : '';
+  return `found ${p.found ?? 0}, fetched ${p.fetched ?? 0}, indexed ${p.indexed ?? 0}, skipped ${skippedTotal}${byStatus}, failed ${p.failed ?? 0}`;
+}
+
+/**
+ * Polls GET /tasks/{id} until the task is done or failed; prints a line whenever its state,
+ * progress (the figures of `GET /tasks`) or message changes.
+ */
 export async function waitForTask(client: AdminClient, siteId: string, taskId: string, out: NodeJS.WritableStream, intervalMs = 1000): Promise<Record<string, unknown>> {
   let last = '';
   for (;;) {
     const task = await client.request('GET', `/tasks/${encodeURIComponent(taskId)}?site=${encodeURIComponent(siteId)}`);
-    const line = `${String(task.state)}${task.message ? ` — ${String(task.message)}` : ''}`;
+    const figures = formatProgress(task.progress);
+    const line = `${String(task.state)}${task.message ? ` — ${String(task.message)}` : ''}${figures ? ` · ${figures}` : ''}`;
     if (line !== last) out.write(`  ${line}\n`);
     last = line;
     if (task.state === 'done' || task.state === 'failed') return task;
@@ -34,7 +48,7 @@ prints the page's status (404, 807 blocked address, 810 network error, ...) and 
 
 Options:
   --page URL        queue one URL instead of crawling the site
-  --wait            follow the task until it is done (prints its state and message)
+  --wait            follow the task until it is done (prints its state, progress and message)
 
 ${CLIENT_HELP}
 

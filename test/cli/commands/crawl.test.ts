@@ -45,9 +45,16 @@ t.test('crawl --wait, crawl --page, sitemap', async (t) => {
   t.equal(c.code, 0, c.stderr);
   t.match(c.stdout, /crawl of cr started \(task t_[0-9a-f]+\)/);
   t.match(c.stdout, /done — Crawl finished/);
+  // The progress figures of GET /tasks, on the last line as on the server.
+  const crawlTask = (await api(s.url, `/tasks?site=cr&type=crawl`, { token: s.masterKey })).body.tasks[0];
+  const pr = crawlTask.progress;
+  const skipped = Object.values(pr.skipped as Record<string, number>).reduce((a, n) => a + n, 0);
+  t.ok(c.stdout.trim().endsWith(`found ${pr.found}, fetched ${pr.fetched}, indexed ${pr.indexed}, skipped ${skipped}${skipped ? ` (${Object.entries(pr.skipped).map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''}, failed ${pr.failed}`), c.stdout);
+  t.ok(pr.found > 0 && pr.found === pr.fetched, 'every page of the finished crawl is counted');
   const p = await cli(['crawl', 'cr', '--page', `${site.url}/d.html`, '--wait']);
   t.equal(p.code, 0, p.stderr);
   t.match(p.stdout, /queued .*\/d\.html/);
+  t.match(p.stdout, /done · found 1, fetched 1, indexed 1, skipped 0, failed 0/);
   const m = await cli(['sitemap', 'cr', '--wait']);
   t.equal(m.code, 0, m.stderr);
   t.match(m.stdout, /1 URLs read, 1 queued, 0 removed/);
@@ -62,6 +69,7 @@ t.test('crawl --page --wait exits 1 with the status when the page was not indexe
   const missing = await cli(['crawl', 'cr', '--page', `${site.url}/missing.html`, '--wait']);
   t.equal(missing.code, 1, 'a 404 is a failure for the caller');
   t.match(missing.stdout, /done — HTTP 404/, 'the task itself is done: its outcome was recorded');
+  t.match(missing.stdout, /done — HTTP 404 · found 1, fetched 1, indexed 0, skipped 1 \(404: 1\), failed 0/, 'with its progress');
   t.match(missing.stderr, /missing\.html was not indexed: status 404 \(HTTP 404\)/);
   const json = await cli(['crawl', 'cr', '--page', `${site.url}/missing.html`, '--wait', '--json']);
   t.equal(json.code, 1);

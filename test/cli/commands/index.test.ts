@@ -41,7 +41,12 @@ t.test('JSON file with a relative URL and one bad entry', async (t) => {
   t.equal(r.code, 1, r.stderr);
   t.match(r.stdout, /4 entries.*3 indexed, 1 rejected/);
   t.match(r.stdout, /rejected pages\.json\[2\] \(https:\/\/docs\.example\.com\/guide\/upgrade\.html\): .*title/);
-  t.match(r.stderr, /100% done: 3 indexed, 1 rejected/);
+  t.match(r.stderr, /100% done: 3 indexed, 1 rejected — found 4, fetched 4, indexed 3, failed 1/);
+  // The import is listed with the server's tasks, with the same figures.
+  const taskId = /reindex task (t_[0-9a-f]{20})/.exec(r.stderr)?.[1];
+  t.ok(taskId, r.stderr);
+  const task = (await api(s.url, `/tasks/${taskId}?site=imp`, { token: s.masterKey })).body;
+  t.match(task, { type: 'reindex', state: 'done', message: '3 indexed, 1 rejected', progress: { found: 4, fetched: 4, indexed: 3, skipped: {}, failed: 1 } });
   t.same(await listed('docs.example.com/guide/'), [
     'https://docs.example.com/guide/backup.html',
     'https://docs.example.com/guide/configure.html',
