@@ -8,13 +8,13 @@
 import { pathToFileURL } from 'node:url';
 import { realpathSync } from 'node:fs';
 import {
-  CliError, UsageError, type CliIO, type Command, crawl, exportCommand, indexCommand, keys, merge,
+  CliError, UsageError, type CliIO, type Command, crawl, exportCommand, indexCommand, keys, merge, nodes,
   project, restore, serve, sitemap, status,
 } from './cli/index.js';
 
 /** Every command, keyed by name, in the order `--help` lists them. */
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(
-  [serve, project, keys, indexCommand, crawl, sitemap, merge, exportCommand, restore, status].map((c) => [c.name, c]),
+  [serve, project, keys, nodes, indexCommand, crawl, sitemap, merge, exportCommand, restore, status].map((c) => [c.name, c]),
 );
 
 export function mainHelp(): string {

@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import { QueryLogService } from './analytics/index.js';
+import { QueryLogOutbox, QueryLogService } from './analytics/index.js';
 import { IndexRegistry, setThreadCacheShare } from './index/index.js';
 import { type Config, componentLogger, createLogger, type Logger, createPool, runTask, planMemory } from './core/index.js';
 import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
@@ -192,7 +192,18 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       ...(cfg.testPauseIn && !cfg.testPauseIn.startsWith('export') ? { pauseIn: cfg.testPauseIn as 'build' | 'merge' | 'commit' | 'manifest' } : {}),
     });
     cleanups.push(() => indexes.closeAll());
+    // A search node (any server given a primary) forwards its query log through a durable outbox.
+    let outbox: QueryLogOutbox | null = null;
+    if (cfg.primaryUrl !== null) {
+      if (cfg.nodeKey === null) log.warn({ primaryUrl: cfg.primaryUrl }, 'SITESIFT_PRIMARY_URL is set but SITESIFT_NODE_KEY is not: the query log stays on this node');
+      else {
+        const box = new QueryLogOutbox({ dataDir: cfg.dataDir, primaryUrl: cfg.primaryUrl, nodeKey: cfg.nodeKey, intervalMs: cfg.queryLogPushMs, log });
+        outbox = box;
+        cleanups.push(() => box.close());
+      }
+    }
     const analytics = new QueryLogService({
+      ...(outbox ? { forward: (entry) => outbox.add(entry) } : {}),
       dataDir: cfg.dataDir,
       clock,
       settingsOf: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).analytics : undefined),
@@ -273,6 +284,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
 
     // ---- background work
     analytics.start();
+    outbox?.start();
     if (cfg.role === 'primary') crawl.start();
     if (opts.jobs !== false) {
       const rollup = startQueryLogRollup({ analytics, clock, onError: (err) => jobsLog.error({ err }, 'query log rollup failed') });

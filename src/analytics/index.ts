@@ -6,7 +6,10 @@ export type {
   QueryEventEntry,
   QuerySuggestionOptions,
   ReportRange,
+  ForwardedLogEntry,
 } from './service.js';
+export { QueryLogOutbox } from './outbox.js';
+export type { OutboxOptions } from './outbox.js';
 export { parseQueryEvent, QUERY_EVENT_ACTIONS } from './events.js';
 export type { QueryEvent, QueryEventAction } from './events.js';
 export type { QuerySuggestion } from './suggestions.js';

@@ -72,6 +72,8 @@ export interface SearchLogEntry {
   userAgent?: string;
   /** Milliseconds since the epoch; defaults to the service clock. */
   at?: number;
+  /** The visitor hash, when another process computed it (a search node's forwarded log). */
+  visitor?: string;
 }
 
 /** A validated event (see `parseQueryEvent`) plus the request's visitor identity. */
@@ -79,7 +81,16 @@ export interface QueryEventEntry extends QueryEvent {
   ip?: string;
   userAgent?: string;
   at?: number;
+  visitor?: string;
 }
+
+/**
+ * One logged search or event as a search node forwards it to the primary: the visitor is
+ * already hashed (no IP or user agent leaves the node), the query is as typed.
+ */
+export type ForwardedLogEntry =
+  | { kind: 'search'; site: string; at: number; query: string; results: number; filters: unknown; sort: string | null; visitor: string }
+  | ({ kind: 'event'; site: string; at: number; visitor: string } & QueryEvent);
 
 export interface QuerySuggestionOptions {
   /** `maxQuerySuggestions`: 0–10. */
@@ -137,6 +148,11 @@ export interface QueryLogOptions {
    * plan, src/core/memory.ts); each log gets an equal part, at most 16 MiB. Default 32.
    */
   pageCacheMb?: number;
+  /**
+   * Called with every search and event this service takes (a search node's outbox,
+   * src/analytics/outbox.ts), after the visitor is hashed. Must not throw or block.
+   */
+  forward?: (entry: ForwardedLogEntry) => void;
 }
 
 /** Range arguments of the reports: UNIX seconds, validated by the route (start < end). */
@@ -244,8 +260,11 @@ export class QueryLogService {
         (Array.isArray(entry.filters) && entry.filters.length === 0)
           ? null
           : JSON.stringify(entry.filters);
-      batch!.addSearchOf(at, q, results, filters, entry.sort ? String(entry.sort) : null, this.hasher.hash(siteId, entry.ip, entry.userAgent, at));
+      const sort = entry.sort ? String(entry.sort) : null;
+      const visitor = entry.visitor ?? this.hasher.hash(siteId, entry.ip, entry.userAgent, at);
+      batch!.addSearchOf(at, q, results, filters, sort, visitor);
       this.queuedOne();
+      this.opts.forward?.({ kind: 'search', site: siteId, at, query: typed, results, filters: entry.filters ?? null, sort, visitor });
     } catch (err) {
       this.opts.onError?.(err, 'querylog.record');
     }
@@ -259,6 +278,7 @@ export class QueryLogService {
       const batch = this.batchOf(siteId);
       if (batch === null) return;
       const at = event.at ?? this.opts.clock();
+      const visitor = event.visitor ?? this.hasher.hash(siteId, event.ip, event.userAgent, at);
       batch.events.push({
         kind: 'event',
         at,
@@ -267,9 +287,16 @@ export class QueryLogService {
         timeToAction: event.timeToAction ?? null,
         link: event.link ?? null,
         position: event.position ?? null,
-        visitor: this.hasher.hash(siteId, event.ip, event.userAgent, at),
+        visitor,
       });
       this.queuedOne();
+      if (this.opts.forward) {
+        const fwd: ForwardedLogEntry = { kind: 'event', site: siteId, at, visitor, query: String(event.query), action: event.action };
+        if (event.timeToAction !== undefined) fwd.timeToAction = event.timeToAction;
+        if (event.link !== undefined) fwd.link = event.link;
+        if (event.position !== undefined) fwd.position = event.position;
+        this.opts.forward(fwd);
+      }
     } catch (err) {
       this.opts.onError?.(err, 'querylog.recordEvent');
     }
@@ -396,6 +423,32 @@ export class QueryLogService {
     const a = inFlight.oldestAt;
     const b = this.queued > 0 ? this.oldestQueuedAt : null;
     return { entries: this.queued + inFlight.entries, oldestAt: a === null ? b : b === null ? a : Math.min(a, b) };
+  }
+
+  /**
+   * Takes a batch a search node forwarded (the primary's `POST /cluster/querylog`): each entry
+   * is recorded as if searched here, with its own time and visitor hash, then everything is
+   * written ({@link flush}) so the caller may acknowledge the batch. Entries of unknown
+   * projects or without a query are skipped. Returns how many were taken.
+   */
+  ingest(entries: readonly ForwardedLogEntry[]): number {
+    let taken = 0;
+    for (const e of entries) {
+      if (typeof e?.site !== 'string' || typeof e.query !== 'string' || typeof e.at !== 'number' || typeof e.visitor !== 'string') continue;
+      if (this.opts.settingsOf && this.opts.settingsOf(e.site) === undefined) continue;
+      if (e.kind === 'search') {
+        this.record(e.site, { query: e.query, results: Number(e.results) || 0, filters: e.filters, sort: e.sort, at: e.at, visitor: e.visitor });
+      } else if (e.kind === 'event') {
+        const ev: QueryEventEntry = { query: e.query, action: e.action, at: e.at, visitor: e.visitor };
+        if (typeof e.timeToAction === 'number') ev.timeToAction = e.timeToAction;
+        if (typeof e.link === 'string') ev.link = e.link;
+        if (typeof e.position === 'number') ev.position = e.position;
+        this.recordEvent(e.site, ev);
+      } else continue;
+      taken++;
+    }
+    this.flush();
+    return taken;
   }
 
   /**

@@ -10,6 +10,7 @@ export { exportCommand } from './commands/export.js';
 export { indexCommand } from './commands/index.js';
 export { keys } from './commands/keys.js';
 export { merge } from './commands/merge.js';
+export { nodes } from './commands/nodes.js';
 export { project } from './commands/project.js';
 export { restore } from './commands/restore.js';
 export { runServe, serve } from './commands/serve.js';

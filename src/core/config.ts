@@ -82,6 +82,10 @@ export interface Config {
   maxBodyBytes: number;
   /** Search role: where query-log batches are pushed. */
   primaryUrl: string | null;
+  /** Search role: the node key (created on the primary) that authenticates the pushes. */
+  nodeKey: string | null;
+  /** Search role: milliseconds between query-log pushes to the primary (default 2000). */
+  queryLogPushMs: number;
   /**
    * Projects whose index and query log stay open at once (SITESIFT_OPEN_PROJECTS); the least
    * recently used idle ones are closed past it and reopened on their next use.
@@ -273,6 +277,8 @@ const SPECS: SettingSpec[] = [
   { key: 'refreshMs', env: 'SITESIFT_REFRESH_MS', flag: 'refresh-ms', parse: parseInteger(10, 3_600_000) },
   { key: 'maxBodyBytes', env: 'SITESIFT_MAX_BODY_BYTES', flag: 'max-body-bytes', parse: parseInteger(1024, 1024 * MiB) },
   { key: 'primaryUrl', env: 'SITESIFT_PRIMARY_URL', flag: 'primary-url', parse: parseHttpUrl },
+  { key: 'nodeKey', env: 'SITESIFT_NODE_KEY', flag: 'node-key', parse: parseNonEmpty },
+  { key: 'queryLogPushMs', env: 'SITESIFT_QUERYLOG_PUSH_MS', flag: 'querylog-push-ms', parse: parseInteger(50, 3_600_000) },
   { key: 'openProjects', env: 'SITESIFT_OPEN_PROJECTS', flag: 'open-projects', parse: parseInteger(1, 1_000_000) },
   { key: 'ratePublicPerSecond', env: 'SITESIFT_RATE_PUBLIC_PER_SECOND', flag: 'rate-public-per-second', parse: parseInteger(0, 1_000_000) },
   { key: 'ratePublicBurst', env: 'SITESIFT_RATE_PUBLIC_BURST', flag: 'rate-public-burst', parse: parseInteger(1, 1_000_000) },
@@ -321,6 +327,8 @@ export function defaultConfig(): Config {
     refreshMs: 1000,
     maxBodyBytes: 10 * MiB,
     primaryUrl: null,
+    nodeKey: null,
+    queryLogPushMs: 2000,
     openProjects: DEFAULT_OPEN_PROJECTS,
     ratePublicPerSecond: 20,
     ratePublicBurst: 60,

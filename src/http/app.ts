@@ -24,6 +24,7 @@ import type { Services } from '../services.js';
 import * as admin from './admin.js';
 import * as analytics from './analytics.js';
 import * as crawl from './crawl.js';
+import * as cluster from './cluster.js';
 import * as documents from './documents.js';
 import * as exportRoute from './export.js';
 import * as reports from './reports.js';
@@ -36,7 +37,7 @@ import { createMetrics, routeLabel, type Metrics } from './metrics.js';
 import * as web from './web.js';
 
 /** Route modules, each exporting `register(router, services)`, registered in this order. */
-const ROUTE_MODULES = [admin, exportRoute, documents, reports, search, analytics, crawl, suggest, web];
+const ROUTE_MODULES = [admin, cluster, exportRoute, documents, reports, search, analytics, crawl, suggest, web];
 
 /** Public search routes: the only paths that send CORS headers (SPEC §2). */
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {

@@ -102,6 +102,17 @@ export interface RegistryOptions {
 export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
 const TOKEN_PREFIX = 'ss_';
+const NODE_TOKEN_PREFIX = 'ssn_';
+
+/** A search node's key as listings show it (never the token). */
+export interface NodeKeyInfo {
+  id: string;
+  name: string;
+  /** First characters of the token, to tell keys apart. */
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
 
 /** SHA-256 hex of a token (the stored form). */
 export function hashToken(token: string): string {
@@ -190,6 +201,23 @@ export class ProjectRegistry {
     // Databases made before scopes existed: their keys keep full project access (NULL).
     const columns = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
     if (!columns.some((c) => c.name === 'scopes')) db.exec('ALTER TABLE api_keys ADD COLUMN scopes TEXT');
+    // Search nodes: their keys (hashed like API keys) and the query-log batches they delivered.
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS node_keys (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        prefix TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT
+      );
+      CREATE TABLE IF NOT EXISTS node_batches (
+        batch_id TEXT PRIMARY KEY,
+        node_id TEXT NOT NULL,
+        entries INTEGER NOT NULL,
+        received_at INTEGER NOT NULL
+      );
+    `);
     this.stmt = prepareStatements(db);
   }
 
@@ -383,6 +411,59 @@ export class ProjectRegistry {
     }
     this.lastUsedWritten.set(row.id, last);
     return { siteId: row.site_id, keyId: row.id, scopes: storedScopes(row.scopes) };
+  }
+
+  // ---------------------------------------------------------------- search-node keys
+
+  /**
+   * Creates a key a search node uses to push its query log to this primary (`ssn_` + 192
+   * random bits; only its SHA-256 is stored, like API keys). The token is in the result only.
+   *
+   * @example const { token } = registry.createNodeKey('eu-1'); // SITESIFT_NODE_KEY on the node
+   */
+  createNodeKey(name = ''): NodeKeyInfo & { token: string } {
+    const token = NODE_TOKEN_PREFIX + randomBytes(24).toString('base64url');
+    const key = { id: randomBytes(8).toString('hex'), name, prefix: token.slice(0, 9), createdAt: this.now(), lastUsedAt: null, token };
+    this.db.prepare('INSERT INTO node_keys (id, hash, name, prefix, created_at) VALUES (?, ?, ?, ?, ?)').run(key.id, hashToken(token), name, key.prefix, key.createdAt);
+    return key;
+  }
+
+  listNodeKeys(): NodeKeyInfo[] {
+    const rows = this.db.prepare('SELECT id, name, prefix, created_at, last_used_at FROM node_keys ORDER BY created_at, id').all() as Array<Record<string, string | null>>;
+    return rows.map((r) => ({ id: r.id!, name: r.name!, prefix: r.prefix!, createdAt: r.created_at!, lastUsedAt: r.last_used_at ?? null }));
+  }
+
+  /** Deletes a node key: the node's next push fails. 404 `not_found` when it does not exist. */
+  deleteNodeKey(id: string): void {
+    if (this.db.prepare('DELETE FROM node_keys WHERE id = ?').run(id).changes === 0) throw new AppError('not_found', `No node key "${id}".`, 'id');
+  }
+
+  /** The node key a token belongs to, or null (one indexed lookup; records lastUsedAt). */
+  resolveNodeKey(token: string): { id: string; name: string } | null {
+    if (!token.startsWith(NODE_TOKEN_PREFIX) || token.length > 200) return null;
+    const row = this.db.prepare('SELECT id, name FROM node_keys WHERE hash = ?').get(hashToken(token)) as { id: string; name: string } | undefined;
+    if (!row) return null;
+    try {
+      this.db.prepare('UPDATE node_keys SET last_used_at = ? WHERE id = ?').run(this.now(), row.id);
+    } catch (err) {
+      this.log?.warn({ err, nodeKeyId: row.id }, 'could not record node key lastUsedAt');
+    }
+    return row;
+  }
+
+  /** Whether a query-log batch id was already delivered (and counted). */
+  batchDelivered(batchId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM node_batches WHERE batch_id = ?').get(batchId) !== undefined;
+  }
+
+  /**
+   * Records a delivered batch id (durable: system.db is synchronous=FULL). Ids older than
+   * `keepMs` (default 30 days) are forgotten; a node retries a batch for far less than that.
+   */
+  recordBatch(batchId: string, nodeId: string, entries: number, keepMs = 30 * 86_400_000): void {
+    const now = this.clock();
+    this.db.prepare('INSERT OR IGNORE INTO node_batches (batch_id, node_id, entries, received_at) VALUES (?, ?, ?, ?)').run(batchId, nodeId, entries, now);
+    this.db.prepare('DELETE FROM node_batches WHERE received_at < ?').run(now - keepMs);
   }
 
   // ---------------------------------------------------------------- settings

@@ -1,0 +1,63 @@
+/**
+ * Cluster routes of a primary (docs/DEPLOY.md): node keys and the query-log intake from
+ * search nodes. Thin: authenticate, validate, one call.
+ *
+ * - `POST /admin/nodes` `{name?}` (master key) → 201 `{status, id, name, prefix, createdAt, key}`;
+ *   `GET /admin/nodes` lists them (never the key); `DELETE /admin/nodes/:id` revokes one.
+ * - `POST /cluster/querylog` (`Authorization: Bearer <node key>`) `{batchId, entries:[…]}` →
+ *   200 `{status, batchId, accepted, duplicate}`. Idempotent by `batchId`: a batch delivered
+ *   again is acknowledged without being counted again. The entries are written to the query
+ *   logs before the answer, so an acknowledged batch is on disk.
+ */
+import type Router from '@koa/router';
+import { AppError } from '../core/index.js';
+import type { ForwardedLogEntry } from '../analytics/index.js';
+import type { Services } from '../services.js';
+import { presentedToken, requireAdmin } from './auth.js';
+import { bodyLimit, readJson } from './body.js';
+
+const BATCH_ID = /^[A-Za-z0-9_-]{8,100}$/;
+/** Most entries one batch may carry (a node sends 500). */
+export const MAX_BATCH_ENTRIES = 10_000;
+
+/** Registers the cluster routes. */
+export function register(router: Router, services: Services): void {
+  router.post('/admin/nodes', async (ctx) => {
+    requireAdmin(ctx, services);
+    const body = (await readJson(ctx, { maxBytes: bodyLimit(services) })) as Record<string, unknown> | undefined;
+    const name = body?.name ?? '';
+    if (typeof name !== 'string' || name.length > 200) throw new AppError('invalid_parameter', '"name" must be a string of at most 200 characters.', 'name');
+    const { token, ...info } = services.projects.createNodeKey(name);
+    ctx.status = 201;
+    ctx.body = { status: 'success', ...info, key: token };
+  });
+  router.get('/admin/nodes', async (ctx) => {
+    requireAdmin(ctx, services);
+    ctx.body = { status: 'success', nodes: services.projects.listNodeKeys() };
+  });
+  router.delete('/admin/nodes/:id', async (ctx) => {
+    requireAdmin(ctx, services);
+    services.projects.deleteNodeKey(ctx.params.id as string);
+    ctx.body = { status: 'success' };
+  });
+
+  router.post('/cluster/querylog', async (ctx) => {
+    const token = presentedToken(ctx);
+    if (token === null) throw new AppError('missing_token', 'This route needs a node key: "Authorization: Bearer <node key>" (sitesift nodes create).', 'token');
+    const node = services.projects.resolveNodeKey(token);
+    if (!node) throw new AppError('invalid_token', 'The node key is unknown or was revoked.', 'token');
+    const body = (await readJson(ctx, { maxBytes: Math.max(bodyLimit(services), 16 * 1024 * 1024) })) as Record<string, unknown> | undefined;
+    const batchId = body?.batchId;
+    if (typeof batchId !== 'string' || !BATCH_ID.test(batchId)) throw new AppError('invalid_parameter', '"batchId" must be 8–100 letters, digits, "-" or "_".', 'batchId');
+    const entries = body?.entries;
+    if (!Array.isArray(entries) || entries.length > MAX_BATCH_ENTRIES) throw new AppError('invalid_parameter', `"entries" must be an array of at most ${MAX_BATCH_ENTRIES} entries.`, 'entries');
+    // Synchronous from the check to the record: no second delivery can interleave.
+    if (services.projects.batchDelivered(batchId)) {
+      ctx.body = { status: 'success', batchId, accepted: 0, duplicate: true };
+      return;
+    }
+    const accepted = services.analytics.ingest(entries as ForwardedLogEntry[]);
+    services.projects.recordBatch(batchId, node.id, accepted);
+    ctx.body = { status: 'success', batchId, accepted, duplicate: false };
+  });
+}
