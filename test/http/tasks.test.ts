@@ -89,6 +89,15 @@ t.test('task list: every task type with its progress, filters, order, paging and
   t.same((await task(crawl.body.taskId)).progress, crawlT.progress, 'GET /tasks/{taskId} shows the same progress');
   t.notOk(list.body.tasks.some((x: { type: string }) => x.type === 'page'), 'the pages of runs are not listed');
 
+  // The same outcomes in the metrics: crawl fetches by index status (1 push + 3 crawled + 1 from
+  // the sitemap indexed; gone.html twice; the blacklisted page once), and an empty queue.
+  const metrics = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${srv.masterKey}` } })).text();
+  const sample = (name: string) => Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1]);
+  t.equal(sample('sitesift_crawl_fetches_total{status="200"}'), 5);
+  t.equal(sample('sitesift_crawl_fetches_total{status="404"}'), 2);
+  t.equal(sample('sitesift_crawl_fetches_total{status="801"}'), 1);
+  t.equal(sample('sitesift_crawl_queue_depth{site="default"}'), 0);
+
   // Filters.
   const ids = async (q: string) => {
     const r = await api(srv.url, `/tasks?token=${token}&${q}`);
