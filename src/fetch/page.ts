@@ -8,7 +8,7 @@ import type { DocSource, DocumentType, PageDoc } from '../core/index.js';
 import { threadResolver, type Resolver } from './address-guard.js';
 import { decodeText } from './charset.js';
 import { DOCUMENT_TYPE_OF, detectKind, extractDocument, type FileKind } from './extract/documents.js';
-import { canonicalFromLinkHeader, extractHtml, extractYouTube, parseXRobotsTag, type HtmlExtract } from './extract/html.js';
+import { canonicalFromLinkHeader, extractHtml, extractYouTube, languageCode, parseXRobotsTag, type HtmlExtract } from './extract/html.js';
 import { resolveGroup, type PageRules } from './extract/rules.js';
 import { fetchGuarded, type FetchedResponse, type FetchFailure, type FetchOptions, type RedirectHop } from './fetch.js';
 
@@ -105,6 +105,7 @@ async function documentPage(res: FetchedResponse, kind: Exclude<FileKind, 'html'
     content: doc.content,
     contentGroup: rules ? resolveGroup(null, res.url, rules.resultGroups) : '',
     canonical: canonicalFromLinkHeader(res.headers['link'], res.url),
+    language: languageCode(res.headers['content-language']?.split(',')[0]),
     noindex: robots.noindex,
     nofollow: robots.nofollow,
   };

@@ -40,6 +40,9 @@ t.test('header and attribute parsers', async (t) => {
   t.equal(canonicalFromLinkHeader('</next>; rel="next"', 'https://a.example/'), null);
   t.equal(languageCode('en-US'), 'en');
   t.equal(languageCode('klingon'), null);
+  const base = '<html><head><title>T</title></head><body><p>x</p></body></html>';
+  t.equal(extractHtml(base, 'https://x.example/', null, { 'content-language': 'fr-CA, en' }).language, 'fr', 'Content-Language when <html lang> is absent');
+  t.equal(extractHtml(base.replace('<html>', '<html lang="de">'), 'https://x.example/', null, { 'content-language': 'fr' }).language, 'de', '<html lang> first');
 });
 
 t.test('data point types', async (t) => {

@@ -119,3 +119,11 @@ t.test('normalizeLanguage', async (t) => {
   t.equal(normalizeLanguage('xx'), null);
   t.equal(normalizeLanguage('Elvish'), null);
 });
+
+t.test('search.stopWordAdditions: per language, keyed by code or name', async (t) => {
+  const s = validateSettings({ search: { stopWordAdditions: { German: ['bzw'], fr: ['voici'] } } }, { partial: true });
+  t.same(s.search?.stopWordAdditions, { de: ['bzw'], fr: ['voici'] });
+  t.same(defaultSettings().search.stopWordAdditions, {});
+  rejects(t, { search: { stopWordAdditions: { klingon: ['x'] } } }, 'search.stopWordAdditions.klingon');
+  rejects(t, { search: { stopWordAdditions: { de: 'bzw' } } }, 'search.stopWordAdditions.de');
+});

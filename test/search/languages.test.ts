@@ -4,6 +4,8 @@ import path from 'node:path';
 import t from 'tap';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
 import { snippet } from '../../src/search/snippet.js';
+import { significantWords } from '../../src/search/expand.js';
+import { parseQuery } from '../../src/search/query.js';
 import { mergeSegments, SegmentReader, writeSegment } from '../../src/index/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
@@ -119,4 +121,15 @@ t.test('ranking is identical however a multilingual index is split, and merges k
   t.same(r.languages, ['de', 'fr']);
   t.same(r.termsWithLanguageStem('de', 'paket'), ['pakete']);
   t.ok(r.termsWithLanguageStem('fr', 'install').includes('installer'));
+});
+
+t.test('stop words: the languages present, plus search.stopWordAdditions', async (t) => {
+  const slots = (q: string, st: SearchSettings, langs: string[]) => significantWords(parseQuery(q), st, langs).slots.map((w) => w.word);
+  t.same(slots('die pakete', settings, ['en']), ['die', 'pakete'], 'an English-only project keeps German words');
+  t.same(slots('die pakete', settings, ['de', 'en']), ['pakete'], 'German stop words once German pages are present');
+  t.same(slots('the pakete', settings, ['de']), ['pakete'], 'the project language (en) counts too');
+  const withAdd = { ...settings, stopWordAdditions: { de: ['pakete'] } };
+  t.same(slots('verwalten pakete', withAdd, ['de']), ['verwalten'], 'an added German stop word');
+  t.same(slots('verwalten pakete', withAdd, ['fr']), ['verwalten', 'pakete'], 'only where German is present');
+  t.same(slots('die pakete', { ...settings, stopWords: ['pakete'] }, ['de']), ['die'], 'search.stopWords replaces the lists');
 });

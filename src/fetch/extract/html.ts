@@ -44,7 +44,7 @@ export interface HtmlExtract {
 /**
  * Extracts one HTML page. `url` is the final URL (after redirects); `rules` are the project's
  * Control Panel rules, or null for a JSON page's appended content; `headers` are the response
- * headers (lower-case names: `x-robots-tag` and `link` are read).
+ * headers (lower-case names: `x-robots-tag`, `link` and `content-language` are read).
  *
  * @example
  * const x = extractHtml('<title>Port</title><main><h1>Berths</h1><p>Guests welcome.</p></main>', 'https://example.org/', null);
@@ -81,7 +81,8 @@ export function extractHtml(html: string, url: string, rules: PageRules | null, 
   if (!title && scan.h1) title = collapse(DomUtils.textContent(scan.h1));
   if (!title) title = meta('og:title') ?? '';
 
-  const language = languageCode(scan.lang ?? meta('og:locale')?.replace('_', '-'));
+  // <html lang>, og:locale, then the Content-Language header (its first language).
+  const language = languageCode(scan.lang ?? meta('og:locale')?.replace('_', '-') ?? headers['content-language']?.split(',')[0]);
   const description = meta('description') ?? meta('og:description');
 
   // Image: the rule's selector, else og:image, twitter:image, link rel=image_src.
