@@ -6,7 +6,7 @@
  * Exit codes: 0 success, 1 failure, 2 usage error.
  */
 import { pathToFileURL } from 'node:url';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import {
   CliError, UsageError, type CliIO, type Command, crawl, exportCommand, indexCommand, keys, merge, nodes,
   project, restore, serve, sitemap, status,
@@ -17,6 +17,24 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(
   [serve, project, keys, nodes, indexCommand, crawl, sitemap, merge, exportCommand, restore, status].map((c) => [c.name, c]),
 );
 
+/**
+ * The package's version, from its package.json (next to `src/` under tsx, two levels up from
+ * `dist/src/` when installed).
+ *
+ * @example packageVersion() // '0.1.0'
+ */
+export function packageVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'sitesift' && pkg.version) return pkg.version;
+    } catch {
+      // Not this level: try the next.
+    }
+  }
+  return 'unknown';
+}
+
 export function mainHelp(): string {
   const width = Math.max(...[...COMMANDS.keys()].map((n) => n.length));
   const lines = [...COMMANDS.values()].map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
@@ -25,7 +43,7 @@ export function mainHelp(): string {
 Commands:
 ${lines.join('\n')}
 
-Run "sitesift <command> --help" for a command's options.
+Run "sitesift <command> --help" for a command's options; "sitesift --version" prints the version.
 `;
 }
 
@@ -35,6 +53,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(mainHelp());
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    io.stdout.write(`${packageVersion()}\n`);
+    return 0;
   }
   const command = COMMANDS.get(name);
   if (!command) {
