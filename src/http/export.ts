@@ -4,6 +4,7 @@
  * `sitesift export`. The export pins each project's current generation and copies its sealed
  * files, so writes and searches go on meanwhile. Main thread.
  */
+import path from 'node:path';
 import type Router from '@koa/router';
 import { AppError, badParam } from '../core/index.js';
 import type { Services } from '../services.js';
@@ -17,7 +18,9 @@ export function register(router: Router, services: Services): void {
     const body = await readJson(ctx, { maxBytes: 64 * 1024 });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badParam('out', 'The body must be a JSON object with "out" and "siteId" or "all".');
     const b = body as Record<string, unknown>;
-    if (typeof b.out !== 'string' || b.out.trim() === '') throw badParam('out', '"out" must be a directory path or an http(s) URL.');
+    if (typeof b.out !== 'string' || !(path.isAbsolute(b.out) || /^https?:\/\//i.test(b.out))) {
+      throw badParam('out', '"out" must be an absolute directory path on the server or an http(s) URL.');
+    }
     const all = b.all === true;
     if (all === (b.siteId !== undefined)) throw badParam('siteId', 'Give either "siteId" (one project) or "all": true.');
     if (!all && (typeof b.siteId !== 'string' || !services.projects.hasProject(b.siteId))) throw new AppError('unknown_site', `No project "${String(b.siteId)}".`, 'siteId');
