@@ -2,6 +2,7 @@
  * Validation of `POST /sites/queries/log` bodies (seed 4.8, SPEC §8). Pure; main thread.
  * Accepts JSON values or form strings (numbers as decimal text).
  */
+import { Type } from '@sinclair/typebox';
 import { badParam } from '../core/index.js';
 import { normaliseQuery } from './normalize.js';
 
@@ -14,6 +15,20 @@ export const MAX_TIME_TO_ACTION_MS = 3_600_000;
 export const MAX_POSITION = 10_000;
 /** Largest accepted `link` length. */
 export const MAX_LINK_CHARS = 2048;
+
+/**
+ * The body of `POST /sites/queries/log` (JSON, form or sendBeacon text): the schema the
+ * OpenAPI document publishes. Form fields arrive as strings, so {@link parseQueryEvent} reads
+ * the numbers from either form.
+ */
+export const QueryEventInput = Type.Object({
+  site: Type.Optional(Type.String({ description: "The project's siteId (or the `site` query parameter)." })),
+  query: Type.String({ minLength: 1 }),
+  action: Type.Union(QUERY_EVENT_ACTIONS.map((a) => Type.Literal(a)), { description: 'Any case.' }),
+  timeToAction: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_TIME_TO_ACTION_MS }), Type.String()], { description: 'Milliseconds from the search to the action.' })),
+  link: Type.Optional(Type.String({ maxLength: MAX_LINK_CHARS, description: 'The selected result (an absolute http(s) URL).' })),
+  position: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_POSITION }), Type.String()], { description: '1-based rank of the selected result.' })),
+});
 
 /**
  * A suggestion/result event as the service records it.

@@ -10,7 +10,7 @@ export type {
 } from './service.js';
 export { QueryLogOutbox } from './outbox.js';
 export type { OutboxOptions } from './outbox.js';
-export { parseQueryEvent, QUERY_EVENT_ACTIONS } from './events.js';
+export { parseQueryEvent, QUERY_EVENT_ACTIONS, QueryEventInput } from './events.js';
 export type { QueryEvent, QueryEventAction } from './events.js';
 export type { QuerySuggestion } from './suggestions.js';
 export { SuggestionIndex } from './suggestions.js';

@@ -4,12 +4,58 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError, type Settings } from '../core/index.js';
+import { Type } from '@sinclair/typebox';
+import { AppError, Nullable, type Settings } from '../core/index.js';
 import { threadCacheUsage } from '../index/index.js';
-import { assertSiteId } from '../projects/index.js';
+import { assertSiteId, KEY_SCOPES } from '../projects/index.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
+import { success, type RouteSpec } from './openapi.js';
+import { IsoTime } from './schemas.js';
+
+const Scopes = Nullable(Type.Array(Type.Union(KEY_SCOPES.map((s) => Type.Literal(s))), { minItems: 1, description: 'null: full access to the project' }));
+const ProjectProps = { siteId: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), name: Type.String(), createdAt: IsoTime };
+const KeyProps = { id: Type.String(), label: Type.String(), prefix: Type.String(), createdAt: IsoTime, scopes: Scopes };
+const CreatedKey = Type.Object({ ...KeyProps, token: Type.String() });
+const ListedKey = Type.Object({ ...KeyProps, lastUsedAt: Nullable(IsoTime) });
+const Done = success({});
+/** Settings as stored and answered; the sections' schemas are declared in src/projects. */
+const SettingsAnswer = success({ updatedAt: IsoTime }, 'The stored settings (docs/API.md#settings).');
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'get', path: '/admin/memory', summary: 'The memory budget, its split, and what each cache holds now', auth: 'master',
+    responses: { 200: success({ budgetMb: Type.Number(), rssMb: Type.Number(), plan: Type.Object({}), threads: Type.Array(Type.Object({ thread: Type.String() })) }) },
+  },
+  {
+    method: 'post', path: '/admin/projects', summary: 'Create a project and its first API key', auth: 'master',
+    body: Type.Object({ siteId: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) }),
+    responses: { 201: success({ ...ProjectProps, apiKey: CreatedKey }) },
+  },
+  {
+    method: 'get', path: '/admin/projects', summary: 'List projects', auth: 'master',
+    responses: { 200: success({ projects: Type.Array(Type.Object({ ...ProjectProps, pages: Type.Integer({ minimum: 0 }) })) }) },
+  },
+  { method: 'delete', path: '/admin/projects/:siteId', summary: 'Delete a project with its pages, keys, settings, crawl queue and query log', auth: 'master', responses: { 200: Done } },
+  {
+    method: 'post', path: '/admin/projects/:siteId/keys', summary: 'Create an API key (the token is shown once)', auth: 'admin',
+    body: Type.Object({ label: Type.Optional(Nullable(Type.String({ maxLength: 200 }))), scopes: Type.Optional(Scopes) }),
+    responses: { 201: success({ ...CreatedKey.properties }) },
+  },
+  { method: 'get', path: '/admin/projects/:siteId/keys', summary: "List a project's keys (never a token)", auth: 'admin', responses: { 200: success({ keys: Type.Array(ListedKey) }) } },
+  {
+    method: 'patch', path: '/admin/projects/:siteId/keys/:id', summary: 'Rename a key', auth: 'admin',
+    body: Type.Object({ label: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
+    responses: { 200: success({ ...ListedKey.properties }) },
+  },
+  { method: 'delete', path: '/admin/projects/:siteId/keys/:id', summary: 'Delete a key', auth: 'admin', responses: { 200: Done } },
+  { method: 'get', path: '/admin/projects/:siteId/settings', summary: "A project's settings", auth: 'admin', responses: { 200: SettingsAnswer } },
+  { method: 'put', path: '/admin/projects/:siteId/settings', summary: 'Replace the settings (absent sections take their defaults)', auth: 'admin', body: Type.Object({}), responses: { 200: SettingsAnswer } },
+  { method: 'patch', path: '/admin/projects/:siteId/settings', summary: 'Change the settings with a JSON Merge Patch (RFC 7396)', auth: 'admin', body: Type.Object({}), responses: { 200: SettingsAnswer } },
+  { method: 'post', path: '/admin/projects/:siteId/merge', summary: "Merge the project's index into one segment", auth: 'master', responses: { 200: success({ siteId: Type.String(), pages: Type.Integer({ minimum: 0 }) }) } },
+];
 
 function objectBody(body: unknown): Record<string, unknown> {
   if (body === undefined) return {};

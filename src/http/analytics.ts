@@ -16,12 +16,15 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { Type } from '@sinclair/typebox';
 import { AppError, badParam } from '../core/index.js';
-import { INTERVALS, bucketCount, defaultInterval, parseQueryEvent, type Interval } from '../analytics/index.js';
+import { INTERVALS, QueryEventInput, bucketCount, defaultInterval, parseQueryEvent, type Interval } from '../analytics/index.js';
 import type { Services } from '../services.js';
 import { requireProject, requireSite } from './auth.js';
 import { bodyLimit, readJsonOrForm } from './body.js';
 import { parseEnumParam, parseIntParam, queryParam } from './params.js';
+import { success, type RouteSpec } from './openapi.js';
+import { SiteParam, TokenParam } from './schemas.js';
 
 /** Largest accepted timestamp: 9999-12-31T23:59:59Z. */
 export const MAX_TIMESTAMP = 253_402_300_799;
@@ -33,6 +36,49 @@ export const MAX_REPORT_LIMIT = 1000;
 const DEFAULT_RANGE_SECONDS = 7 * 86_400;
 /** An event body is small; refuse anything bigger early. */
 const MAX_EVENT_BODY_BYTES = 16 * 1024;
+
+const RangeParams = {
+  token: Type.Optional(TokenParam),
+  start: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TIMESTAMP, description: 'UNIX seconds; default 7 days before end.' })),
+  end: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TIMESTAMP, description: 'UNIX seconds, greater than start; default now.' })),
+};
+const Range = { start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) };
+const ReportLimit = Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REPORT_LIMIT, default: 10 }));
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'post', path: '/sites/queries/log', summary: 'Record a search, select or abandon event', auth: 'site',
+    query: Type.Object({ site: Type.Optional(SiteParam) }),
+    body: QueryEventInput, bodyMedia: ['application/json', 'application/x-www-form-urlencoded', 'text/plain'],
+    responses: { 200: success({}) },
+  },
+  {
+    method: 'get', path: '/sites/queries/timechart', summary: 'Searches per time bucket', auth: 'project',
+    query: Type.Object({ ...RangeParams, interval: Type.Optional(Type.Union(INTERVALS.map((i) => Type.Literal(i)), { description: 'Default: by range length. Any case.' })) }),
+    responses: {
+      200: success({
+        ...Range,
+        interval: Type.Union(INTERVALS.map((i) => Type.Literal(i))),
+        total: Type.Integer({ minimum: 0 }),
+        buckets: Type.Array(Type.Object({ timestamp: Type.Integer(), count: Type.Integer({ minimum: 0 }), noResults: Type.Integer({ minimum: 0 }) })),
+      }),
+    },
+  },
+  {
+    method: 'get', path: '/sites/queries/top', summary: 'Most frequent queries', auth: 'project', query: Type.Object({ ...RangeParams, limit: ReportLimit }),
+    responses: {
+      200: success({
+        ...Range,
+        queries: Type.Array(Type.Object({ query: Type.String(), count: Type.Integer({ minimum: 0 }), averageResults: Type.Number({ minimum: 0 }), selectRate: Type.Number({ minimum: 0, maximum: 1 }) })),
+      }),
+    },
+  },
+  {
+    method: 'get', path: '/sites/queries/noResults', summary: 'Queries that found nothing', auth: 'project', query: Type.Object({ ...RangeParams, limit: ReportLimit }),
+    responses: { 200: success({ ...Range, queries: Type.Array(Type.Object({ query: Type.String(), count: Type.Integer({ minimum: 0 }), lastSearched: Type.Integer() })) }) },
+  },
+];
 
 /** `start`/`end` of a report: UNIX seconds, validated, defaults the 7 days before now. */
 export function parseRange(ctx: Context, services: Pick<Services, 'clock'>): { start: number; end: number } {

@@ -16,9 +16,11 @@
  * itself rejects as malformed never reach it: src/server.ts answers those.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import Koa from 'koa';
 import type { Context, Next } from 'koa';
 import Router from '@koa/router';
+import { Type } from '@sinclair/typebox';
 import { AppError, ERROR_STATUS, componentLogger, runWithRequestId, type ErrorCode, type Logger } from '../core/index.js';
 import type { Services } from '../services.js';
 import * as admin from './admin.js';
@@ -35,9 +37,54 @@ import { createRateLimits, type RateLimits } from './rate-limit.js';
 import { isMasterKey, presentedToken } from './auth.js';
 import { createMetrics, routeLabel, type Metrics } from './metrics.js';
 import * as web from './web.js';
+import { openApiDocument, responseValidator, type RouteSpec } from './openapi.js';
 
-/** Route modules, each exporting `register(router, services)`, registered in this order. */
+/**
+ * Route modules, each exporting `register(router, services)` and its documented `ROUTES`,
+ * registered in this order.
+ */
 const ROUTE_MODULES = [admin, cluster, exportRoute, documents, reports, search, analytics, crawl, suggest, web];
+
+/** The app's own routes: the health check and the API description. */
+const APP_ROUTES: RouteSpec[] = [
+  {
+    method: 'get', path: '/health', summary: 'Liveness; on a search node, 503 not_ready until a snapshot is served', auth: 'public',
+    responses: { 200: Type.Object({ status: Type.Literal('ok'), snapshot: Type.Optional(Type.Object({ ready: Type.Boolean(), source: Type.String() })) }) },
+  },
+  { method: 'get', path: '/metrics', summary: 'Metrics in the Prometheus text format (master key)', auth: 'master', responses: { 200: { media: 'text/plain', description: 'Prometheus text exposition format' } } },
+  { method: 'get', path: '/openapi.json', summary: 'This API as an OpenAPI 3.1 document', auth: 'public', responses: { 200: Type.Object({ openapi: Type.String(), paths: Type.Object({}) }) } },
+];
+
+/** Every documented route: the app's and the route modules'. */
+export const API_ROUTES: readonly RouteSpec[] = [...APP_ROUTES, ...ROUTE_MODULES.flatMap((m) => m.ROUTES)];
+
+/** The package version, for the OpenAPI document (from src/http or dist/src/http). */
+function packageVersion(): string {
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'sitesift' && pkg.version) return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  return '0.0.0';
+}
+
+const routers = new WeakMap<Koa, Router>();
+
+/** The router of an app built by {@link createApp} (the route/document test walks it). */
+export function appRouter(app: Koa): Router {
+  const router = routers.get(app);
+  if (!router) throw new Error('not an app built by createApp');
+  return router;
+}
+
+let openApiJson: string | undefined;
+/** The OpenAPI document as served (built on first request, then kept). */
+export function openApiText(): string {
+  return (openApiJson ??= JSON.stringify(openApiDocument(API_ROUTES, packageVersion())));
+}
 
 /** Public search routes: the only paths that send CORS headers (SPEC §2). */
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
@@ -54,6 +101,13 @@ export interface AppOptions {
   routes?: (router: Router, services: Services) => void;
   /** The server's metrics (shared with a separate metrics address); default a registry of its own. */
   metrics?: Metrics;
+  /**
+   * Check every JSON answer against its route's documented schema (src/http/openapi.ts); a
+   * mismatch becomes a 500 naming the route, status and problem. The test suite turns it on.
+   */
+  validateResponses?: boolean;
+  /** Routes added by `routes`, documented for `validateResponses`. */
+  extraRoutes?: readonly RouteSpec[];
 }
 
 /** Per-request state every route can rely on. */
@@ -171,6 +225,11 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
     ctx.body = await metrics.text();
     ctx.type = metrics.contentType;
   });
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = openApiText();
+  });
   for (const mod of ROUTE_MODULES) mod.register(router, services);
   opts.routes?.(router, services);
 
@@ -205,6 +264,8 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
       );
     }
   });
+
+  if (opts.validateResponses) app.use(responseValidator([...API_ROUTES, ...(opts.extraRoutes ?? [])]));
 
   app.use(errors);
 
@@ -247,5 +308,6 @@ export function createApp(services: Services, opts: AppOptions = {}): Koa {
   });
 
   app.on('error', (err: Error) => httpLog.error({ err }, 'koa error'));
+  routers.set(app, router);
   return app;
 }

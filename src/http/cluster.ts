@@ -10,15 +10,35 @@
  *   logs before the answer, so an acknowledged batch is on disk.
  */
 import type Router from '@koa/router';
+import { Type } from '@sinclair/typebox';
 import { AppError } from '../core/index.js';
 import type { ForwardedLogEntry } from '../analytics/index.js';
 import type { Services } from '../services.js';
 import { presentedToken, requireAdmin } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
+import { success, type RouteSpec } from './openapi.js';
 
 const BATCH_ID = /^[A-Za-z0-9_-]{8,100}$/;
 /** Most entries one batch may carry (a node sends 500). */
 export const MAX_BATCH_ENTRIES = 10_000;
+
+const NodeKey = { id: Type.String(), name: Type.String(), prefix: Type.String(), createdAt: Type.String() };
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'post', path: '/admin/nodes', summary: 'Create a node key for a search node (shown once)', auth: 'master',
+    body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 200 })) }),
+    responses: { 201: success({ ...NodeKey, key: Type.String() }) },
+  },
+  { method: 'get', path: '/admin/nodes', summary: 'List node keys (never the key)', auth: 'master', responses: { 200: success({ nodes: Type.Array(Type.Object(NodeKey)) }) } },
+  { method: 'delete', path: '/admin/nodes/:id', summary: 'Revoke a node key', auth: 'master', responses: { 200: success({}) } },
+  {
+    method: 'post', path: '/cluster/querylog', summary: "A search node's query-log batch (node key; idempotent by batchId)", auth: 'master',
+    body: Type.Object({ batchId: Type.String({ pattern: '^[A-Za-z0-9_-]{8,100}$' }), entries: Type.Array(Type.Object({}), { maxItems: MAX_BATCH_ENTRIES }) }),
+    responses: { 200: success({ batchId: Type.String(), accepted: Type.Integer({ minimum: 0 }), duplicate: Type.Boolean() }) },
+  },
+];
 
 /** Registers the cluster routes. */
 export function register(router: Router, services: Services): void {

@@ -14,7 +14,8 @@
  * - `POST /sites/sitemap` → 202 the import's task plus `urls`, `queued`, `removed`, `errors`.
  */
 import type Router from '@koa/router';
-import { AppError } from '../core/index.js';
+import { Type } from '@sinclair/typebox';
+import { AppError, Nullable } from '../core/index.js';
 import { TOP_TASK_TYPES, type ReindexReport, type TaskState } from '../crawl/index.js';
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
@@ -57,6 +58,67 @@ function reindexReport(body: Record<string, unknown>): ReindexReport {
   if (message !== undefined) out.message = message;
   return out;
 }
+import { success, type RouteSpec } from './openapi.js';
+import { TaskProps, TokenParam } from './schemas.js';
+
+const ProjectQuery = Type.Object({ token: Type.Optional(TokenParam) });
+const Task = success(TaskProps);
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'post', path: '/index/documents', summary: 'Crawl one URL under the project\'s crawler rules', auth: 'project',
+    query: Type.Object({ token: Type.Optional(TokenParam), url: Type.String({ format: 'uri', description: 'An absolute http(s) URL.' }) }),
+    responses: { 202: success({ url: Type.String(), taskId: TaskProps.taskId }) },
+  },
+  {
+    method: 'get', path: '/tasks', summary: "The project's URL pushes, appends, crawl and sitemap runs and reindex tasks, newest first", auth: 'project',
+    query: Type.Object({
+      token: Type.Optional(TokenParam),
+      state: Type.Optional(Type.Union(TASK_STATES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
+      type: Type.Optional(Type.Union(TOP_TASK_TYPES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
+      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TASK_LIMIT, default: 50 })),
+    }),
+    responses: { 200: success({ total: Type.Integer({ minimum: 0 }), offset: Type.Integer({ minimum: 0 }), limit: Type.Integer({ minimum: 1 }), tasks: Type.Array(Type.Object(TaskProps)) }) },
+  },
+  {
+    method: 'post', path: '/tasks', summary: 'Start a reindex task (a bulk import the client runs and reports on)', auth: 'project', query: ProjectQuery,
+    body: Type.Object({ type: Type.Literal('reindex'), source: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) }, { additionalProperties: false }),
+    responses: { 201: Task },
+  },
+  { method: 'get', path: '/tasks/:taskId', summary: 'A task', auth: 'project', query: ProjectQuery, responses: { 200: Task } },
+  {
+    method: 'patch', path: '/tasks/:taskId', summary: "Report a reindex task's counts (its client only)", auth: 'project', query: ProjectQuery,
+    body: Type.Object(
+      {
+        found: Type.Optional(Type.Integer({ minimum: 0 })),
+        indexed: Type.Optional(Type.Integer({ minimum: 0 })),
+        failed: Type.Optional(Type.Integer({ minimum: 0 })),
+        state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')])),
+        message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+      },
+      { additionalProperties: false },
+    ),
+    responses: { 200: Task },
+  },
+  { method: 'post', path: '/sites/crawl', summary: 'Crawl the site from its root URLs (a running crawl is returned, not doubled)', auth: 'project', query: ProjectQuery, responses: { 202: Task } },
+  {
+    method: 'post', path: '/sites/sitemap', summary: 'Import the sitemaps now', auth: 'project', query: ProjectQuery,
+    responses: {
+      202: success({
+        ...TaskProps,
+        urls: Type.Integer({ minimum: 0 }),
+        queued: Type.Integer({ minimum: 0 }),
+        removed: Type.Integer({ minimum: 0 }),
+        sitemaps: Type.Integer({ minimum: 0 }),
+        duplicates: Type.Integer({ minimum: 0 }),
+        errors: Type.Array(Type.String()),
+        cut: Type.Array(Type.String()),
+      }),
+    },
+  },
+];
 
 /** Registers the crawl routes. */
 export function register(router: Router, services: Services): void {

@@ -23,6 +23,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { Type } from '@sinclair/typebox';
 import { AppError, badParam, type PageDoc } from '../core/index.js';
 import type { ProjectIndex } from '../index/index.js';
 import {
@@ -32,6 +33,8 @@ import {
   deleteByPattern,
   deleteByUrl,
   indexPages,
+  PageBatchInput,
+  PageDocumentInput,
   validateBatch,
   validatePage,
   wantsAppend,
@@ -43,6 +46,50 @@ import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
 import { parseBoolParam, queryParam } from './params.js';
+import { success, type RouteSpec } from './openapi.js';
+import { BoolParam, TokenParam } from './schemas.js';
+
+const IndexQuery = Type.Object({
+  token: Type.Optional(TokenParam),
+  refresh: Type.Optional(BoolParam(false, 'answer once the pages are searchable')),
+  ignoreUndefinedFilters: Type.Optional(BoolParam(false, 'drop filter values whose id the settings do not define instead of refusing the document')),
+  replaceId: Type.Optional(Type.String({ description: 'Write into this bulk replace\'s staging index (POST /index/replace) instead of the live one.' })),
+});
+const ReplaceQuery = Type.Object({ token: Type.Optional(TokenParam), replaceId: Type.String({ minLength: 1, description: 'From POST /index/replace.' }) });
+const Warnings = Type.Optional(Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), field: Type.String(), message: Type.String() }), { description: 'What was left out of accepted entries.' }));
+const Indexed = { indexed: Type.Integer({ minimum: 0 }), warnings: Warnings };
+const TaskId = Type.String({ pattern: '^t_[0-9a-f]{20}$' });
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'post', path: '/sites/pageJson', summary: 'Index one page document', auth: 'project', query: IndexQuery, body: PageDocumentInput,
+    responses: { 200: success(Indexed), 202: success({ ...Indexed, taskId: TaskId }, 'appendPageContent: the crawler appends the fetched content') },
+  },
+  {
+    method: 'post', path: '/sites/pagesJson', summary: 'Index 1–100 page documents, all or nothing', auth: 'project', query: IndexQuery, body: PageBatchInput,
+    responses: { 200: success(Indexed), 202: success({ ...Indexed, taskId: TaskId, taskIds: Type.Array(TaskId) }, 'appendPageContent: the crawler appends the fetched content') },
+  },
+  {
+    method: 'delete', path: '/index/documents', summary: 'Remove pages by URL or URL pattern', auth: 'project',
+    query: Type.Object({
+      token: Type.Optional(TokenParam),
+      url: Type.Optional(Type.String({ description: 'The page to remove (canonicalised like indexing); give url or urlPattern.' })),
+      urlPattern: Type.Optional(Type.String({ description: 'An RE2 regular expression searched in the whole URL.' })),
+      refresh: Type.Optional(BoolParam(false, 'answer once the removal is visible')),
+    }),
+    responses: { 200: success({ deleted: Type.Integer({ minimum: 0 }) }) },
+  },
+  {
+    method: 'post', path: '/index/replace', summary: 'Start a bulk replace: pages sent with its replaceId go to a staging index', auth: 'project', query: Type.Object({ token: Type.Optional(TokenParam) }),
+    responses: { 200: success({ replaceId: Type.String() }) },
+  },
+  {
+    method: 'post', path: '/index/replace/commit', summary: 'Swap the staging index in (pages not staged are gone)', auth: 'project', query: ReplaceQuery,
+    responses: { 200: success({ pages: Type.Integer({ minimum: 0 }), removed: Type.Integer({ minimum: 0 }), mirrored: Type.Integer({ minimum: 0 }) }) },
+  },
+  { method: 'delete', path: '/index/replace', summary: 'Abandon a bulk replace', auth: 'project', query: ReplaceQuery, responses: { 200: success({}) } },
+];
 
 /** Registers the documents routes. */
 export function register(router: Router, services: Services): void {

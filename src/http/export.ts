@@ -6,10 +6,35 @@
  */
 import path from 'node:path';
 import type Router from '@koa/router';
+import { Type } from '@sinclair/typebox';
 import { AppError, badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './auth.js';
 import { readJson } from './body.js';
+import { success, type RouteSpec } from './openapi.js';
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'post', path: '/admin/export', summary: 'Write a snapshot of one project or all to a directory or an http(s) URL', auth: 'master',
+    body: Type.Object({
+      out: Type.String({ minLength: 1, description: 'A directory on the server\'s machine or an http(s) URL.' }),
+      siteId: Type.Optional(Type.String({ description: 'One project; or give all: true.' })),
+      all: Type.Optional(Type.Boolean()),
+      keys: Type.Optional(Type.Boolean({ default: false, description: 'Include the projects\' key hashes.' })),
+      pruneGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+    responses: {
+      200: success({
+        out: Type.String(),
+        projects: Type.Array(Type.Object({})),
+        bytesWritten: Type.Integer({ minimum: 0 }),
+        pruned: Type.Object({ manifests: Type.Integer({ minimum: 0 }), blobs: Type.Integer({ minimum: 0 }), temps: Type.Integer({ minimum: 0 }) }),
+        ms: Type.Number({ minimum: 0 }),
+      }),
+    },
+  },
+];
 
 /** Registers `POST /admin/export`. */
 export function register(router: Router, services: Services): void {

@@ -20,11 +20,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type Router from '@koa/router';
+import { Type } from '@sinclair/typebox';
 import Database from 'better-sqlite3';
 import { AppError, badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { isMasterKey, presentedToken, requireProject } from './auth.js';
 import { parseEnumParam, parseIntParam, queryParam } from './params.js';
+import { success, type RouteSpec } from './openapi.js';
+import { TaskProps, TokenParam } from './schemas.js';
 
 const STATES = ['queued', 'running', 'done', 'failed'] as const;
 type State = (typeof STATES)[number];
@@ -77,6 +80,38 @@ function countsOf(rows: Array<{ state: State; n: number }>): Counts {
   for (const r of rows) if (r.state in c) c[r.state] = r.n;
   return c;
 }
+
+const CountsSchema = Type.Object({ queued: Type.Integer({ minimum: 0 }), running: Type.Integer({ minimum: 0 }), done: Type.Integer({ minimum: 0 }), failed: Type.Integer({ minimum: 0 }) });
+const ListedTask = { ...TaskProps, runId: Type.Optional(TaskProps.taskId) };
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'get', path: '/admin/whoami', summary: 'Which key this is: the master key or a project key', auth: 'admin',
+    responses: {
+      200: Type.Union([
+        success({ kind: Type.Literal('master') }),
+        success({ kind: Type.Literal('project'), siteId: Type.String(), keyId: Type.String() }),
+      ]),
+    },
+  },
+  {
+    method: 'get', path: '/sites/tasks', summary: "The project's crawl queue: counts, the latest runs and tasks", auth: 'project',
+    query: Type.Object({
+      token: Type.Optional(TokenParam),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+      state: Type.Optional(Type.Union(STATES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
+      runId: Type.Optional(Type.String({ pattern: '^t_[0-9a-f]{20}$', description: 'Only the pages of this crawl or sitemap run.' })),
+    }),
+    responses: {
+      200: success({
+        counts: CountsSchema,
+        runs: Type.Array(Type.Object({ ...ListedTask, pages: CountsSchema })),
+        tasks: Type.Array(Type.Object(ListedTask)),
+      }),
+    },
+  },
+];
 
 const COLUMNS = 'id, type, state, url, index_status, message, created_at, finished_at, run_id, total';
 const PAGE_TYPES = "type IN ('url','append','page')";

@@ -8,15 +8,66 @@
  *   and `limit` (1–1000, default 50). Values out of range are 400s naming the parameter.
  */
 import type Router from '@koa/router';
-import { badParam, DOCUMENT_TYPES, type DocumentType } from '../core/index.js';
+import { Type } from '@sinclair/typebox';
+import { Nullable, badParam, DOCUMENT_TYPES, type DocumentType } from '../core/index.js';
 import { indexedContent, indexStatus, parseStatusFilter, type ContentQuery } from '../ingest/index.js';
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
 import { crawlHooks, projectIndex } from './documents.js';
 import { parseIntParam, queryParam } from './params.js';
+import { success, type RouteSpec } from './openapi.js';
+import { DocumentTypeSchema, IsoTime, TokenParam } from './schemas.js';
 
 /** Largest `limit` of `indexedContent`. */
 export const MAX_LISTING_LIMIT = 1000;
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'get', path: '/sites/indexStatus', summary: 'Counts of the index by status', auth: 'project', query: Type.Object({ token: Type.Optional(TokenParam) }),
+    responses: {
+      200: success({
+        pages: Type.Integer({ minimum: 0 }),
+        '4XX': Type.Integer({ minimum: 0 }),
+        '5XX': Type.Integer({ minimum: 0 }),
+        '8XX': Type.Integer({ minimum: 0 }),
+        pending: Type.Integer({ minimum: 0 }),
+        lastUpdated: Nullable(IsoTime),
+      }),
+    },
+  },
+  {
+    method: 'get', path: '/sites/indexedContent', summary: 'Every indexed entry of any status, by URL', auth: 'project',
+    query: Type.Object({
+      token: Type.Optional(TokenParam),
+      url: Type.Optional(Type.String({ description: 'Substring the URL must contain (case-sensitive).' })),
+      contentType: Type.Optional(Type.String({ description: `A document type, any case: ${DOCUMENT_TYPES.join(', ')}.` })),
+      status: Type.Optional(Type.String({ description: 'An index status code 100–999 (200, 404, 801) or a class (4XX).' })),
+      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTING_LIMIT, default: 50 })),
+    }),
+    responses: {
+      200: success({
+        total: Type.Integer({ minimum: 0 }),
+        offset: Type.Integer({ minimum: 0 }),
+        limit: Type.Integer({ minimum: 1 }),
+        pages: Type.Array(
+          Type.Object({
+            url: Type.String(),
+            title: Type.String(),
+            contentType: DocumentTypeSchema,
+            status: Type.Integer(),
+            message: Type.Optional(Type.String()),
+            contentGroup: Type.String(),
+            source: Type.String(),
+            indexedAt: IsoTime,
+            updatedAt: IsoTime,
+          }),
+        ),
+      }),
+    },
+  },
+];
 
 /** Registers the reports routes. */
 export function register(router: Router, services: Services): void {

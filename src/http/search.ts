@@ -8,11 +8,14 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { parseFilters, type SearchOutcome, type SearchParams } from '../search/index.js';
 import { requireSite } from './auth.js';
 import { bracketListParam, parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
+import { success, type RouteSpec } from './openapi.js';
+import { BoolParam, SiteParam } from './schemas.js';
 
 /** Deepest result reachable by paging (offset + limit). */
 export const MAX_WINDOW = 10_000;
@@ -55,6 +58,75 @@ export function requireQuery(ctx: Context): string {
   if (q.length > 1000) throw badParam('query', 'Parameter "query" must be at most 1000 characters.');
   return q;
 }
+
+/** Query parameters search and suggest read the same way. */
+export const SHARED_SEARCH_PARAMS = {
+  site: SiteParam,
+  query: Type.String({ minLength: 1, maxLength: 1000, description: 'The query; `*` browses every page.' }),
+  filters: Type.Optional(Type.String({ description: 'A JSON array of one-key objects: [{"fid#1":["a"]},{"fid#2":{"min":1,"max":9}}].' })),
+  includeContent: Type.Optional(BoolParam(false, 'add a content snippet to each result')),
+  highlightQueryTerms: Type.Optional(BoolParam(false, 'answer HTML with matched words in <mark>')),
+  includeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or includeContentGroups[]=name keys); `_` is pages without a group.' })),
+  excludeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or excludeContentGroups[]=name keys).' })),
+  groupResults: Type.Optional(BoolParam(true, 'group results by result group; false lists them under `_`')),
+};
+
+/** One result of search or suggest. */
+export const SearchResult = Type.Object({
+  name: Type.String(),
+  image: Type.String(),
+  link: Type.String(),
+  type: Type.String({ description: 'The document type, or `custom` for a result mapping\'s custom result.' }),
+  dataPoints: Type.Array(Type.Object({ key: Type.String(), value: Type.String(), show: Type.Boolean() })),
+  content: Type.Optional(Type.String()),
+  html: Type.Optional(Type.String()),
+  suggestionHtml: Type.Optional(Type.String()),
+});
+
+/** The answer fields search and suggest share. */
+export const SHARED_SEARCH_ANSWER: Record<string, TSchema> = {
+  query: Type.String(),
+  suggests: Type.Record(Type.String(), Type.Array(SearchResult), { description: 'Results by result group (`_` = no group).' }),
+  totalResults: Type.Integer({ minimum: 0 }),
+  totalResultsPerContentGroup: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+  redirect: Type.Optional(Type.String()),
+};
+
+const FilterOption = Type.Union([
+  Type.Object({
+    key: Type.String(),
+    name: Type.String(),
+    type: Type.Literal('multiple'),
+    values: Type.Array(Type.Object({ name: Type.String(), value: Type.String(), count: Type.Integer({ minimum: 0 }) })),
+  }),
+  Type.Object({ key: Type.String(), name: Type.String(), type: Type.Literal('range'), min: Type.Number(), max: Type.Number() }),
+]);
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'get', path: '/sites', summary: "Search the project's pages", auth: 'site',
+    query: Type.Object({
+      ...SHARED_SEARCH_PARAMS,
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+      offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WINDOW - 1, default: 0, description: `offset + limit ≤ ${MAX_WINDOW}` })),
+      sort: Type.Optional(Type.String({ description: 'A data-point key listed in sortingOptions; default relevance.' })),
+      sortOrder: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC', description: 'Any case.' })),
+      filterOptions: Type.Optional(BoolParam(false, 'also return the facets of the matching pages')),
+      limitPerGroup: Type.Optional(BoolParam(false, 'apply offset/limit inside each group')),
+      log: Type.Optional(BoolParam(true, 'record this search in the query log')),
+    }),
+    responses: {
+      200: success({
+        ...SHARED_SEARCH_ANSWER,
+        sortingOptions: Type.Array(Type.String()),
+        sorting: Type.String(),
+        filterOptions: Type.Array(FilterOption),
+        activeFilterOptions: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+      }),
+    },
+  },
+];
 
 /** A validated search request. */
 interface SearchRequest {

@@ -6,11 +6,26 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { Type } from '@sinclair/typebox';
 import { parseFilters, type SuggestRequest } from '../search/index.js';
 import type { Services } from '../services.js';
 import { requireSite } from './auth.js';
 import { parseBoolParam, parseIntParam } from './params.js';
-import { filtersParam, requireQuery, stringArrayParam } from './search.js';
+import { filtersParam, requireQuery, SHARED_SEARCH_ANSWER, SHARED_SEARCH_PARAMS, stringArrayParam } from './search.js';
+import { success, type RouteSpec } from './openapi.js';
+
+/** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'get', path: '/sites/suggest', summary: 'Autocomplete: suggested pages and earlier queries', auth: 'site',
+    query: Type.Object({
+      ...SHARED_SEARCH_PARAMS,
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2, default: 2, description: 'Suggested pages, per group when groupResults=true.' })),
+      maxQuerySuggestions: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 3 })),
+    }),
+    responses: { 200: success({ ...SHARED_SEARCH_ANSWER, querySuggestions: Type.Array(Type.Object({ query: Type.String() })) }) },
+  },
+];
 
 /** Registers `GET /sites/suggest`. */
 export function register(router: Router, services: Services): void {

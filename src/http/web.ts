@@ -22,6 +22,19 @@ import type { Context } from 'koa';
 import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
 import * as panelApi from './panel-api.js';
+import type { RouteSpec } from './openapi.js';
+
+const HTML = { media: 'text/html', description: 'An HTML page' };
+const SCRIPT = { media: 'text/javascript', description: 'A script bundle' };
+
+/** The routes of this module and of the Control Panel APIs, for the OpenAPI document (src/http/openapi.ts). */
+export const ROUTES: RouteSpec[] = [
+  { method: 'get', path: '/widget.js', summary: 'The search widget', auth: 'public', responses: { 200: SCRIPT } },
+  { method: 'get', path: '/panel/:file', summary: 'A Control Panel asset: panel.js or panel.css', auth: 'public', responses: { 200: { media: ['text/javascript', 'text/css'], description: 'panel.js or panel.css' } } },
+  { method: 'get', path: '/panel', summary: 'The Control Panel', auth: 'public', responses: { 200: HTML } },
+  { method: 'get', path: '/', summary: 'The demo search page', auth: 'public', responses: { 200: HTML } },
+  ...panelApi.ROUTES,
+];
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** `dist/web` seen from src/http (tsx) and from dist/src/http (the build). */

@@ -5,6 +5,7 @@
  */
 export { validatePage, validateBatch, canonicalPageUrl, normalizeLanguage, wantsAppend, MAX_BATCH, MAX_URL_LENGTH } from './validate.js';
 export type { ValidateContext, EntryWarning } from './validate.js';
+export { PageDocumentInput, PageBatchInput, DataPointInput, FilterValueInput } from './schema.js';
 export { indexPages, deleteByUrl, deleteByPattern, crawlerOf } from './documents.js';
 export type { CrawlHooks, IndexPagesResult } from './documents.js';
 export { compileUrlPattern, MAX_PATTERN_LENGTH } from './url-pattern.js';

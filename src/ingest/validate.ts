@@ -33,15 +33,16 @@
  *   400. One value per filter id per document.
  */
 import {
-  AppError, type EntryError, DOCUMENT_TYPES, type DataPoint, type DocSource, type DocumentType,
-  type FilterValue, type PageDoc, type Settings, normalizeUrl, safeImageUrl,
+  AppError, type EntryError, DOCUMENT_TYPES, type DocSource, type DocumentType,
+  type FilterValue, type PageDoc, type Settings, normalizeUrl, quote, safeImageUrl, typeName,
 } from '../core/index.js';
 import { ISO_639_1 } from '../text/index.js';
+import { DataPointInput, FilterValueInput, MAX_BATCH, MAX_URL_LENGTH, PAGE_FIELDS, pageDocument, type PageDocumentInput } from './schema.js';
 
-/** Largest number of entries in one `pagesJson` batch (seed 8). */
-export const MAX_BATCH = 100;
-/** Longest accepted URL, in UTF-16 code units. */
-export const MAX_URL_LENGTH = 2048;
+const DATA_POINT_FIELDS: ReadonlySet<string> = new Set(Object.keys(DataPointInput.properties));
+const FILTER_VALUE_FIELDS: ReadonlySet<string> = new Set(Object.keys(FilterValueInput.properties));
+
+export { MAX_BATCH, MAX_URL_LENGTH };
 
 /** What validation needs to know about the project and the request. */
 export interface ValidateContext {
@@ -81,22 +82,6 @@ function report(ctx: ValidateContext, list: EntryWarning[], omitted: number): vo
   }
 }
 
-const KNOWN_FIELDS = new Set([
-  'url',
-  'documentType',
-  'title',
-  'content',
-  'appendPageContent',
-  'contentGroup',
-  'imageUrl',
-  'dataPoints',
-  'filters',
-  'boost',
-  'keywords',
-  'language',
-  'headings',
-  'description',
-]);
 
 const LANGUAGE_BY_NAME: ReadonlyMap<string, string> = (() => {
   const byName = new Map<string, string>();
@@ -157,7 +142,9 @@ class Problems {
   readonly warnings: Array<{ field: string; message: string }> = [];
   /** Warnings beyond those. */
   omitted = 0;
+  /** Records a problem; a field already named keeps its first problem. */
   add(field: string, message: string): void {
+    if (this.list.some((p) => p.field === field)) return;
     this.list.push({ field, message });
   }
   warn(field: string, message: string): void {
@@ -239,113 +226,78 @@ function checkPage(input: unknown, ctx: ValidateContext, problems: Problems): Pa
     return undefined;
   }
   const o = input as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (!KNOWN_FIELDS.has(key)) {
-      problems.warn(key, 'is not a page document field; ignored');
-    }
+  for (const key in o) {
+    if (!PAGE_FIELDS.has(key)) problems.warn(key, 'is not a page document field; ignored');
   }
+  for (const sub of ['dataPoints', 'filters'] as const) {
+    const list = o[sub];
+    if (!Array.isArray(list)) continue;
+    const known = sub === 'dataPoints' ? DATA_POINT_FIELDS : FILTER_VALUE_FIELDS;
+    list.forEach((x, i) => {
+      if (x === null || typeof x !== 'object' || Array.isArray(x)) return;
+      for (const k in x) if (!known.has(k)) problems.warn(`${sub}[${i}].${k}`, sub === 'dataPoints' ? 'is not a data point field (key, value, show); ignored' : 'is not a filter value field (key, value); ignored');
+    });
+  }
+  // Types, lengths and ranges: the schema (src/ingest/schema.ts), one problem per field.
+  if (!pageDocument.check(o)) {
+    for (const p of pageDocument.problems()) problems.add(p.field || 'body', p.message);
+  }
+  const d = o as PageDocumentInput;
 
-  // url
+  // What the schema cannot say: canonical URL, document type in any case, language names,
+  // filter ids of the settings, and "title and content not both empty".
   let url = '';
-  if (o.url === undefined || o.url === null) problems.add('url', 'is required');
-  else if (typeof o.url !== 'string') problems.add('url', `must be a string, got ${typeName(o.url)}`);
-  else {
-    const c = canonicalPageUrl(o.url.trim());
+  if (typeof d.url === 'string') {
+    const c = canonicalPageUrl(d.url.trim());
     if ('problem' in c) problems.add('url', c.problem);
     else url = c.url;
   }
-
-  const title = requiredString(o, 'title', problems);
-  const content = requiredString(o, 'content', problems);
-  if (title !== undefined && content !== undefined && title.trim() === '' && content.trim() === '') {
+  if (typeof d.title === 'string' && typeof d.content === 'string' && d.title.trim() === '' && d.content.trim() === '') {
     problems.add('content', 'and title are both empty: a page needs some text to be found');
   }
 
   let documentType: DocumentType = 'HTML';
-  if (present(o.documentType)) {
-    if (typeof o.documentType !== 'string') problems.add('documentType', `must be a string, got ${typeName(o.documentType)}`);
-    else {
-      const t = o.documentType.trim().toUpperCase();
-      if ((DOCUMENT_TYPES as readonly string[]).includes(t)) documentType = t as DocumentType;
-      else problems.add('documentType', `must be one of ${DOCUMENT_TYPES.join(', ')} (got ${quote(o.documentType)})`);
-    }
-  }
-
-  if (present(o.appendPageContent) && typeof o.appendPageContent !== 'boolean') {
-    problems.add('appendPageContent', `must be true or false, got ${typeName(o.appendPageContent)}`);
-  }
-
-  let contentGroup = '';
-  if (present(o.contentGroup)) {
-    if (typeof o.contentGroup !== 'string') problems.add('contentGroup', `must be a string, got ${typeName(o.contentGroup)}`);
-    else if (o.contentGroup.length > 256) problems.add('contentGroup', `must be at most 256 characters (got ${o.contentGroup.length})`);
-    else contentGroup = o.contentGroup.trim();
+  if (typeof d.documentType === 'string') {
+    const t = d.documentType.trim().toUpperCase();
+    if ((DOCUMENT_TYPES as readonly string[]).includes(t)) documentType = t as DocumentType;
+    else problems.add('documentType', `must be one of ${DOCUMENT_TYPES.join(', ')} (got ${quote(d.documentType)})`);
   }
 
   let imageUrl: string | null = null;
-  if (present(o.imageUrl)) {
-    if (typeof o.imageUrl !== 'string') problems.add('imageUrl', `must be a string, got ${typeName(o.imageUrl)}`);
-    else if (o.imageUrl.length > MAX_URL_LENGTH) problems.add('imageUrl', `must be at most ${MAX_URL_LENGTH} characters (got ${o.imageUrl.length})`);
-    else if (o.imageUrl.trim() !== '') {
-      // Relative references are kept (the result page resolves them); other schemes
-      // (`javascript:`, `data:`) would run or embed anything where a client shows the image.
-      imageUrl = safeImageUrl(o.imageUrl);
-      if (imageUrl === null) problems.warn('imageUrl', `is not an http(s) or relative URL (got ${quote(o.imageUrl)}): the page is indexed without an image`);
-    }
-  }
-
-  let boost = 1;
-  if (present(o.boost)) {
-    if (typeof o.boost !== 'number' || !Number.isFinite(o.boost)) problems.add('boost', `must be a number in (0, 100], got ${typeName(o.boost)}`);
-    else if (!(o.boost > 0 && o.boost <= 100)) problems.add('boost', `must be greater than 0 and at most 100 (got ${o.boost})`);
-    else boost = o.boost;
+  if (typeof d.imageUrl === 'string' && d.imageUrl.trim() !== '' && d.imageUrl.length <= MAX_URL_LENGTH) {
+    // Relative references are kept (the result page resolves them); other schemes
+    // (`javascript:`, `data:`) would run or embed anything where a client shows the image.
+    imageUrl = safeImageUrl(d.imageUrl);
+    if (imageUrl === null) problems.warn('imageUrl', `is not an http(s) or relative URL (got ${quote(d.imageUrl)}): the page is indexed without an image`);
   }
 
   let language: string | null = null;
-  if (present(o.language)) {
-    if (typeof o.language !== 'string') problems.add('language', `must be a string, got ${typeName(o.language)}`);
-    else {
-      const code = normalizeLanguage(o.language);
-      if (code === undefined) problems.add('language', `must be an ISO 639-1 code such as "en" or an English language name such as "German" (got ${quote(o.language)})`);
-      else language = code;
-    }
+  if (typeof d.language === 'string') {
+    const code = normalizeLanguage(d.language);
+    if (code === undefined) problems.add('language', `must be an ISO 639-1 code such as "en" or an English language name such as "German" (got ${quote(d.language)})`);
+    else language = code;
   }
 
-  const keywords = stringArray(o, 'keywords', problems) ?? [];
-
-  let headings: string[] = [];
-  if (present(o.headings)) {
-    if (typeof o.headings === 'string') headings = splitHeadings(o.headings);
-    else headings = (stringArray(o, 'headings', problems) ?? []).map((h) => h.trim()).filter((h) => h !== '');
-  }
-
-  let description: string | undefined;
-  if (present(o.description)) {
-    if (typeof o.description !== 'string') problems.add('description', `must be a string, got ${typeName(o.description)}`);
-    else description = o.description;
-  }
-
-  const dataPoints = checkDataPoints(o.dataPoints, problems);
-  const filters = checkFilters(o.filters, ctx, problems);
+  const filters = checkFilters(d.filters, ctx, problems);
 
   if (problems.list.length > 0) return undefined;
   const doc: PageDoc = {
     url,
-    title: title!,
-    content: content!,
+    title: d.title,
+    content: d.content,
     documentType,
-    contentGroup,
+    contentGroup: d.contentGroup?.trim() ?? '',
     imageUrl,
-    dataPoints,
+    dataPoints: d.dataPoints ? d.dataPoints.map((dp) => ({ key: dp.key.trim(), value: typeof dp.value === 'string' ? dp.value : String(dp.value), show: dp.show ?? true })) : [],
     filters,
-    boost,
-    keywords,
+    boost: d.boost ?? 1,
+    keywords: d.keywords ?? [],
     language,
-    headings,
+    headings: d.headings == null ? [] : typeof d.headings === 'string' ? splitHeadings(d.headings) : d.headings.map((h) => h.trim()).filter((h) => h !== ''),
     source: ctx.defaultSource,
     status: 200,
   };
-  if (description !== undefined) doc.description = description;
+  if (d.description != null) doc.description = d.description;
   return doc;
 }
 
@@ -354,63 +306,15 @@ export function wantsAppend(input: unknown): boolean {
   return typeof input === 'object' && input !== null && (input as Record<string, unknown>).appendPageContent === true;
 }
 
-function checkDataPoints(value: unknown, problems: Problems): DataPoint[] {
-  if (!present(value)) return [];
-  if (!Array.isArray(value)) {
-    problems.add('dataPoints', `must be an array of {key, value, show} objects, got ${typeName(value)}`);
-    return [];
-  }
-  const out: DataPoint[] = [];
-  value.forEach((dp, i) => {
-    const at = `dataPoints[${i}]`;
-    if (dp === null || typeof dp !== 'object' || Array.isArray(dp)) {
-      problems.add(at, `must be an object {key, value, show}, got ${typeName(dp)}`);
-      return;
-    }
-    const d = dp as Record<string, unknown>;
-    for (const k of Object.keys(d)) {
-      if (k !== 'key' && k !== 'value' && k !== 'show') problems.warn(`${at}.${k}`, 'is not a data point field (key, value, show); ignored');
-    }
-    let key = '';
-    if (typeof d.key !== 'string' || d.key.trim() === '') problems.add(`${at}.key`, d.key === undefined ? 'is required' : `must be a non-empty string, got ${typeName(d.key)}`);
-    else key = d.key.trim();
-    let val = '';
-    if (typeof d.value === 'string') val = d.value;
-    else if ((typeof d.value === 'number' && Number.isFinite(d.value)) || typeof d.value === 'boolean') val = String(d.value);
-    else problems.add(`${at}.value`, d.value === undefined ? 'is required' : `must be a string (numbers and booleans are converted), got ${typeName(d.value)}`);
-    let show = true;
-    if (present(d.show)) {
-      if (typeof d.show !== 'boolean') problems.add(`${at}.show`, `must be true or false, got ${typeName(d.show)}`);
-      else show = d.show;
-    }
-    out.push({ key, value: val, show });
-  });
-  return out;
-}
-
-function checkFilters(value: unknown, ctx: ValidateContext, problems: Problems): FilterValue[] {
-  if (!present(value)) return [];
-  if (!Array.isArray(value)) {
-    problems.add('filters', `must be an array of {key, value} objects, got ${typeName(value)}`);
-    return [];
-  }
+/** Filter values against the project's filter definitions (their shape is the schema's). */
+function checkFilters(value: PageDocumentInput['filters'], ctx: ValidateContext, problems: Problems): FilterValue[] {
+  if (!Array.isArray(value)) return [];
   const defined = new Map(ctx.settings.filters.map((f) => [f.id, f] as const));
   const seen = new Set<string>();
   const out: FilterValue[] = [];
-  value.forEach((fv, i) => {
+  value.forEach((f, i) => {
     const at = `filters[${i}]`;
-    if (fv === null || typeof fv !== 'object' || Array.isArray(fv)) {
-      problems.add(at, `must be an object {key, value}, got ${typeName(fv)}`);
-      return;
-    }
-    const f = fv as Record<string, unknown>;
-    for (const k of Object.keys(f)) {
-      if (k !== 'key' && k !== 'value') problems.warn(`${at}.${k}`, 'is not a filter value field (key, value); ignored');
-    }
-    if (typeof f.key !== 'string') {
-      problems.add(`${at}.key`, f.key === undefined ? 'is required (a filter id such as "fid#1")' : `must be a string filter id such as "fid#1", got ${typeName(f.key)}`);
-      return;
-    }
+    if (f === null || typeof f !== 'object' || typeof f.key !== 'string') return;
     const def = defined.get(f.key);
     if (!def) {
       if (ctx.ignoreUndefinedFilters) return;
@@ -437,40 +341,10 @@ function checkFilters(value: unknown, ctx: ValidateContext, problems: Problems):
         problems.add(`${at}.value`, `must be an array of strings: ${def.id} (${def.name}) is a multiple-choice filter, got ${typeName(f.value)}`);
         return;
       }
-      out.push({ key: def.id, value: [...new Set(f.value as string[])] });
+      out.push({ key: def.id, value: [...new Set(f.value)] });
     }
   });
   return out;
-}
-
-function requiredString(o: Record<string, unknown>, field: string, problems: Problems): string | undefined {
-  const v = o[field];
-  if (v === undefined || v === null) {
-    problems.add(field, 'is required');
-    return undefined;
-  }
-  if (typeof v !== 'string') {
-    problems.add(field, `must be a string, got ${typeName(v)}`);
-    return undefined;
-  }
-  return v;
-}
-
-function stringArray(o: Record<string, unknown>, field: string, problems: Problems): string[] | undefined {
-  const v = o[field];
-  if (!present(v)) return undefined;
-  if (!Array.isArray(v)) {
-    problems.add(field, `must be an array of strings, got ${typeName(v)}`);
-    return undefined;
-  }
-  let ok = true;
-  v.forEach((s, i) => {
-    if (typeof s !== 'string') {
-      problems.add(`${field}[${i}]`, `must be a string, got ${typeName(s)}`);
-      ok = false;
-    }
-  });
-  return ok ? (v as string[]) : undefined;
 }
 
 function splitHeadings(s: string): string[] {
@@ -482,17 +356,4 @@ function splitHeadings(s: string): string[] {
 
 function present(v: unknown): boolean {
   return v !== undefined && v !== null;
-}
-
-function typeName(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return 'an object';
-  if (typeof v === 'string') return `the string ${quote(v)}`;
-  if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`;
-  return typeof v;
-}
-
-function quote(s: string): string {
-  return JSON.stringify(s.length > 80 ? `${s.slice(0, 77)}...` : s);
 }

@@ -4,7 +4,7 @@
  *
  * - {@link tempDataDir}: a temp dir removed when the test ends (pass `t`) or by the caller.
  * - {@link startTestServer}: in-process server (port 0, fast refresh, silent logs, no cron jobs,
- *   no rate limits unless `env` sets them);
+ *   no rate limits unless `env` sets them, answers checked against the OpenAPI schemas);
  *   returns `url`, `masterKey`, the `default` project's `token`, `services`, `close()`.
  * - {@link spawnServer}: a child process `node --import tsx src/main.ts` for crash and signal
  *   tests; resolves once it logs "listening".
@@ -72,7 +72,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const out = new PassThrough();
   out.on('data', (c: Buffer) => (printed += c.toString()));
   const log: Logger = opts.env?.LOG_LEVEL || opts.env?.SITESIFT_LOG_LEVEL ? createLogger(config, process.stderr) : createLogger('silent');
-  const running = await startServer(config, { log, stdout: out, jobs: false, ...opts.start });
+  // Every JSON answer is checked against its documented schema (src/http/openapi.ts): an
+  // answer that does not match becomes a 500 naming the route, so the test that got it fails.
+  const running = await startServer(config, { log, stdout: out, jobs: false, ...opts.start, app: { validateResponses: true, ...opts.start?.app } });
   const token = /API key\s*:\s*(\S+)/.exec(printed)?.[1] ?? '';
   const server: TestServer = {
     url: running.url,
