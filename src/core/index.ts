@@ -24,7 +24,7 @@ export { normalizeUrl, normalizeUrlObject } from './url.js';
 export type { NormalizeOptions } from './url.js';
 export { safeImageUrl } from './url.js';
 export { workerExecArgv, workerFile } from './pool.js';
-export { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, THREAD_BASE_MB } from './memory.js';
+export { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB } from './memory.js';
 export type { MemoryInputs, MemoryPlan, PragmaTarget, SearchThreadShare } from './memory.js';
 export { compileSchema, describeErrors, fieldPath, Nullable, quote, typeName } from './schema.js';
 export type { CompiledSchema, CompileOptions, SchemaProblem } from './schema.js';

@@ -29,6 +29,18 @@ export const DEFAULT_MEMORY_MB = 512;
  */
 export const THREAD_BASE_MB = Object.freeze({ main: 110, search: 36, pool: 56, writer: 20 });
 
+/**
+ * The V8 old-generation limit of a search thread with `share` (MiB): twice its base and share,
+ * at least 128. Why: V8 sizes how far a heap may grow past its live objects before a full
+ * collection from this limit (up to 4× with the default limit of several GB, about 1.3× near
+ * 200 MB), so without it a search thread holding 55 MB kept 120 MB. Twice the share leaves room
+ * for what the engine caches do not count (per-segment values, garbage between collections); a
+ * thread whose live objects reach it stops (out of memory) and is replaced.
+ */
+export function searchThreadHeapLimitMb(share: SearchThreadShare): number {
+  return Math.max(128, Math.ceil(2 * (THREAD_BASE_MB.search + share.shareMb)));
+}
+
 /** Smallest cache share a search thread may get (MiB): below it the engine re-decodes every list. */
 export const MIN_SEARCH_THREAD_CACHE_MB = 8;
 

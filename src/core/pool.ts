@@ -92,12 +92,16 @@ export function createPool(opts: PoolOptions): Piscina {
  * extension relative to `base` (`import.meta.url` of the caller) — as `.ts` under tsx or `.js`
  * in dist/, with the pool threads' young-generation cap. Under tsx (tests) a worker gets no ESM
  * hooks on Node 20, but tsx's require hook works, so the `.ts` file is required through it.
- * Used by the search threads and the query-log writer thread.
+ * Used by the search threads and the query-log writer thread. `maxOldGenerationMb` caps the
+ * thread's V8 old generation (the search threads' share of the memory budget, src/core/memory.ts).
  */
-export function startThread(base: string, file: string, opts: Omit<WorkerOptions, 'eval' | 'resourceLimits'> = {}): Worker {
+export function startThread(base: string, file: string, opts: Omit<WorkerOptions, 'eval' | 'resourceLimits'> = {}, maxOldGenerationMb?: number): Worker {
   workerHeapLimitDefault();
   // Same V8 young-generation cap as the pool threads (memory per thread).
-  const options: WorkerOptions = { ...opts, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } };
+  const options: WorkerOptions = {
+    ...opts,
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, ...(maxOldGenerationMb ? { maxOldGenerationSizeMb: maxOldGenerationMb } : {}) },
+  };
   if (!RUNNING_FROM_TS) return new Worker(new URL(`${file}.js`, base), options);
   const tsx = createRequire(import.meta.url).resolve('tsx/cjs');
   const path = new URL(`${file}.ts`, base).pathname;

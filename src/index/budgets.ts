@@ -95,8 +95,8 @@ export interface ThreadCacheUsage {
   engine: { [K in keyof typeof engineCacheBudget]: { budgetMb: number; usedMb: number } };
   /** Page caches of the thread's segment connections: their budget together, how many, each one's size. */
   readerPageCaches: { budgetMb: number; connections: number; eachKb: number };
-  /** The thread's V8 heap: live objects and what V8 holds for it. */
-  heap: { usedMb: number; totalMb: number };
+  /** The thread's V8 heap: live objects, what V8 holds for it, and its limit. */
+  heap: { usedMb: number; totalMb: number; limitMb: number };
 }
 
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
@@ -108,6 +108,6 @@ export function threadCacheUsage(): ThreadCacheUsage {
   return {
     engine: { postings: one('postings'), impacts: one('impacts'), cards: one('cards') },
     readerPageCaches: { budgetMb: mib(readerPageCaches.budgetKb * 1024), connections: readerPageCaches.size, eachKb: readerPageCaches.perConnectionKb },
-    heap: { usedMb: mib(h.used_heap_size), totalMb: mib(h.total_heap_size) },
+    heap: { usedMb: mib(h.used_heap_size), totalMb: mib(h.total_heap_size), limitMb: mib(h.heap_size_limit) },
   };
 }

@@ -8,7 +8,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { type IndexSnapshot, type ThreadCacheUsage, setThreadCacheShare } from '../index/index.js';
-import { startThread, type Settings, type SearchThreadShare, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
+import { searchThreadHeapLimitMb, startThread, type Settings, type SearchThreadShare, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';
@@ -166,7 +166,13 @@ export class ThreadSearchExecutor implements SearchExecutor {
   }
 
   private spawn(): SearchThread {
-    const worker = startThread(import.meta.url, '../../workers/search', { workerData: { searchMemoryMb: this.share.engineMb, pageCacheMb: this.share.pageCacheMb, openProjects: this.openProjects } });
+    const worker = startThread(
+      import.meta.url,
+      '../../workers/search',
+      { workerData: { searchMemoryMb: this.share.engineMb, pageCacheMb: this.share.pageCacheMb, openProjects: this.openProjects } },
+      // Only a share from the memory plan caps the heap (the default share is no budget).
+      this.share === DEFAULT_THREAD_SHARE ? undefined : searchThreadHeapLimitMb(this.share),
+    );
     const t: SearchThread = { worker, busy: null, sentSettings: new Set(), sentSnapshots: new Set() };
     worker.on('message', (reply: SearchReply | { memory: number; usage: ThreadCacheUsage }) => {
       if ('memory' in reply) this.memoryWaiters.get(reply.memory)?.(reply.usage);

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { tempDataDir } from '../helpers/server.js';
-import { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, THREAD_BASE_MB, type MemoryPlan } from '../../src/core/memory.js';
+import { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB, type MemoryPlan } from '../../src/core/memory.js';
 
 /** Everything the plan gives out, added up from its parts. */
 function given(p: MemoryPlan): number {
@@ -98,4 +98,10 @@ t.test('PageCacheShare: connections split one page-cache budget, re-applied as t
   t.equal(cacheKb(dbs[0]!), 341, 'closed connections give their part back');
   share.setTotalKb(96);
   t.equal(cacheKb(dbs[0]!), 128, 'a floor per connection');
+});
+
+t.test('a search thread\'s V8 heap limit follows its share', async (t) => {
+  const share = planMemory({ memoryMb: 512, searchThreads: 2, workers: 2 }).searchThreads.share!;
+  t.equal(searchThreadHeapLimitMb(share), Math.ceil(2 * (THREAD_BASE_MB.search + share.shareMb)));
+  t.equal(searchThreadHeapLimitMb({ engineMb: 4, pageCacheMb: 1, shareMb: 5 }), 128, 'never below 128 MB');
 });

@@ -4,7 +4,7 @@
  * what each cache holds (master key only).
  */
 import t from 'tap';
-import { planMemory } from '../../src/core/memory.js';
+import { planMemory, searchThreadHeapLimitMb } from '../../src/core/memory.js';
 import { api, startTestServer } from '../helpers/server.js';
 
 const MiB = 1024 * 1024;
@@ -43,6 +43,9 @@ t.test('every cache is sized from its share of the budget, and the split is repo
     t.ok(Math.abs(engine - share.engineMb) < 0.3, `${th.thread}: engine caches sized to its share (${engine} of ${share.engineMb} MB)`);
     t.ok(Math.abs(th.readerPageCaches.budgetMb - share.pageCacheMb) < 0.2, `${th.thread}: segment page caches sized to its share`);
     t.ok(th.heap.usedMb > 0);
+    // V8 reports the limit with its own overheads (young generation, large objects): within 64 MB.
+    const limit = searchThreadHeapLimitMb(share);
+    t.ok(th.heap.limitMb >= limit && th.heap.limitMb < limit + 64, `${th.thread}: V8 heap capped near twice its share (${th.heap.limitMb} MB, cap ${limit})`);
   }
   const searched = threads.slice(1, 3).find((th) => th.readerPageCaches.connections > 0);
   t.ok(searched, 'a search thread opened segment readers');
