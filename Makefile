@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: setup web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl soak relevance reindex export clean
+.PHONY: cluster cluster-stop bench-export setup web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl soak relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -108,6 +108,23 @@ reindex: setup
 export: setup
 	@test -n "$(OUT)" -a -n "$(SITE)$(ALL)" || { echo "usage: make export SITE=<siteId>|ALL=1 OUT=<dir|url>" >&2; exit 2; }
 	$(TSX) src/cli.ts export $(if $(ALL),--all,"$(SITE)") --out "$(OUT)"
+
+# primary + nginx + 2 read-only search nodes on 127.0.0.1, as the current user (deploy/cluster.sh;
+# CLUSTER_DIR, CLUSTER_*_PORT, CLUSTER_POLL_MS, CLUSTER_EXPORT_SCHEDULE). Needs nginx.
+cluster: setup
+	deploy/cluster.sh up
+
+cluster-stop:
+	deploy/cluster.sh down
+
+# Snapshot export and search nodes on ~BENCH_DOCS (100k) documents, on the `make cluster` deployment:
+# full and 1-page export bytes and time, node freshness, wrk through nginx vs one node. Needs nginx and wrk.
+bench-export: setup
+	@command -v wrk >/dev/null 2>&1 || { echo "make bench-export: wrk is not installed; install it with: sudo apt-get install -y wrk" >&2; exit 1; }
+	@npx tsc -p tsconfig.build.json; rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "make bench-export: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
+	elif [ $$rc -ne 0 ]; then echo "make bench-export: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
+	$(TSX) bench/export.ts
 
 clean:
 	rm -rf dist .tap .tap-out.log bench/out
