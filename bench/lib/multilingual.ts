@@ -25,7 +25,8 @@ import { knownItemScores, SHARED, type CorpusDoc, type KnownItem } from './corpu
 import type { PeerDoc } from './peers.js';
 import { ROOT } from './server.js';
 
-export const ML_LANGUAGES = ['de', 'fr', 'ja'] as const;
+/** The sets scored (RELEVANCE_LANGS=ja,de picks some). */
+export const ML_LANGUAGES: readonly string[] = (process.env.RELEVANCE_LANGS ?? 'de,fr,ja').split(',').filter(Boolean);
 export const ML_BASE = 'https://ml.test/';
 
 export interface MlSet {

@@ -17,6 +17,7 @@
  * results.ts.
  */
 import type { IndexSnapshot } from '../index/index.js';
+import { fold, segmentedRuns, words } from '../text/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
 import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
@@ -109,6 +110,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const hits = page.hits;
   orderHits(hits, req, keep > 0);
   if (!req.sort && !parsed.browse && hits.length > 1) rerankTop(hits, parsed, slots, alternatives, snap);
+  if (!req.sort && !parsed.browse) contiguousFirst(hits, cjkRuns(parsed.raw));
   return {
     total: page.total,
     hits,
@@ -118,6 +120,43 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     usedWords: used.map((s) => s.word),
     parsed,
   };
+}
+
+/**
+ * The runs of the query, in scripts without spaces, that hold more than one word (folded;
+ * phrases and exclusions left out): what {@link contiguousFirst} checks.
+ */
+function cjkRuns(raw: string): string[] {
+  const out: string[] = [];
+  const plain = raw.replace(/"[^"]*"?/g, ' ');
+  for (const token of plain.split(/\s+/)) {
+    if (token.startsWith('-')) continue;
+    for (const run of segmentedRuns(fold(token))) if (words(run).length > 1) out.push(run);
+  }
+  return out;
+}
+
+/** Hits looked at by {@link contiguousFirst}. */
+const CONTIGUOUS_TOP = 30;
+
+/**
+ * A run of text in a script without spaces is matched word by word (its segmenter words, and
+ * their halves when splitUnmatched cut one), each anywhere in a page; among the top hits, pages
+ * holding every such run as typed, uninterrupted (in the title or the card's content), go first,
+ * in their order. Postings keep no positions, so this is the adjacency check, done on the few
+ * pages a visitor sees.
+ */
+function contiguousFirst(hits: Hit[], split: string[]): void {
+  const n = Math.min(hits.length, CONTIGUOUS_TOP);
+  if (n < 2 || split.length === 0) return;
+  const top = hits.slice(0, n);
+  const holds = top.map((h) => {
+    const card = h.seg.reader.card(h.id, true);
+    const text = fold(card.title + '\n' + card.content);
+    return split.every((w) => text.includes(w));
+  });
+  const ordered = [...top.filter((_, i) => holds[i]), ...top.filter((_, i) => !holds[i])];
+  for (let i = 0; i < n; i++) hits[i] = ordered[i]!;
 }
 
 /** One pass of page/group over the matches of the words in `use`, segment by segment. */

@@ -98,3 +98,15 @@ export function wordSpans(text: string): Array<[number, number]> {
   }
   return out;
 }
+
+const RUN_RE = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}\u30fc\u3005]+/gu;
+
+/**
+ * The maximal runs of dictionary-segmented scripts in `text` (unfolded: fold first when
+ * comparing with folded text).
+ *
+ * @example segmentedRuns('l10n に関する') // ['に関する']
+ */
+export function segmentedRuns(text: string): string[] {
+  return text.match(RUN_RE) ?? [];
+}

@@ -133,3 +133,13 @@ t.test('stop words: the languages present, plus search.stopWordAdditions', async
   t.same(slots('verwalten pakete', withAdd, ['fr']), ['verwalten', 'pakete'], 'only where German is present');
   t.same(slots('die pakete', { ...settings, stopWords: ['pakete'] }, ['de']), ['die'], 'search.stopWords replaces the lists');
 });
+
+t.test('a CJK query cut in two prefers pages holding it uninterrupted', async (t) => {
+  const apart = makeDoc('https://s.test/apart', 'バイナリーとデーター', 'バイナリーの説明。データーの説明。', { language: 'ja' });
+  const together = makeDoc('https://s.test/together', 'その他', 'バイナリーデーターの扱い。', { language: 'ja' });
+  const snap = snapshotOf([[apart, together]]);
+  t.teardown(() => snap.cleanup());
+  const r = runQuery(snap, settings, req('イナリーデータ'));
+  t.same(r.hits.map((h) => h.url.replace('https://s.test/', '')), ['together', 'apart'], 'both match the halves; the uninterrupted one first');
+  t.ok(r.hits[1]!.score > r.hits[0]!.score, 'although the other scores higher');
+});
