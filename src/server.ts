@@ -16,8 +16,8 @@ import { QueryLogOutbox, QueryLogService } from './analytics/index.js';
 import { IndexRegistry, setThreadCacheShare } from './index/index.js';
 import { type Config, componentLogger, createLogger, type Logger, createPool, runTask, planMemory } from './core/index.js';
 import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
-import { createSearchExecutor, SearchService, SuggestCache, SuggestService } from './search/index.js';
-import { ProjectRegistry } from './projects/index.js';
+import { createSearchExecutor, QueryEmbedder, SearchService, SuggestCache, SuggestService } from './search/index.js';
+import { embedderSpec, ProjectRegistry } from './projects/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/index.js';
 import { batchedPoolFetch } from './fetch/index.js';
@@ -176,6 +176,11 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     const executor = createSearchExecutor(cfg.searchThreads, memory.main.search ?? memory.searchThreads.share!, cfg.openProjects);
     cleanups.push(() => executor.close());
 
+    // The built-in embedder's word vectors (make embeddings); without them, projects using it search lexically.
+    const wordVectors = cfg.wordVectors !== 'none' && existsSync(cfg.wordVectors) ? cfg.wordVectors : null;
+    if (!wordVectors && cfg.wordVectors !== 'none') log.warn({ file: cfg.wordVectors }, 'word vectors missing (run make embeddings): the built-in embedder is off, its projects search lexically');
+    const embedderOf = (siteId: string) => (projects.hasProject(siteId) ? embedderSpec(projects.getSettings(siteId).search.semantic, wordVectors) : null);
+
     // ---- stores owned by other folders -------------------------------------------------
     // At most cfg.openProjects indexes and query logs stay open; the crawler's projects stay
     // open while it has tasks for them (it holds their index across fetches).
@@ -189,6 +194,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       clock,
       log: { info: (m) => indexLog.info(m), warn: (m) => indexLog.warn(m), error: (m) => indexLog.error(m) },
       defaultLanguage: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).search.language : 'en'),
+      embedder: embedderOf,
       ...(cfg.testPauseIn && !cfg.testPauseIn.startsWith('export') ? { pauseIn: cfg.testPauseIn as 'build' | 'merge' | 'commit' | 'manifest' } : {}),
     });
     cleanups.push(() => indexes.closeAll());
@@ -253,7 +259,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       projects.serveFrom(node.overlay);
       cleanups.push(() => node.close());
     }
-    const sources = { projects, indexes, executor };
+    const sources = { projects, indexes, executor, embedderOf, queryEmbedder: new QueryEmbedder() };
     const search = node?.search ?? new SearchService(sources, Math.floor(memory.main.searchAnswersMb * 1024 * 1024));
     const suggest =
       node?.suggest ??

@@ -7,6 +7,6 @@
  */
 import { runMergeSegments, type MergeSegmentsTask, type SegmentInfo } from '../src/index/index.js';
 
-export default function mergeSegments(payload: MergeSegmentsTask): SegmentInfo {
+export default function mergeSegments(payload: MergeSegmentsTask): Promise<SegmentInfo> {
   return runMergeSegments(payload);
 }

@@ -7,7 +7,8 @@
  * `main` prints before exiting 1. This module is the only reader of `process.env` for server
  * settings (callers pass `env` in, so tests never touch the real environment).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { LOG_COMPONENTS, type LogComponent } from './log.js';
@@ -112,6 +113,11 @@ export interface Config {
    * `[v6]:port` or a bare port on 127.0.0.1); null: only on the API address, with the master key.
    */
   metricsAddress: { host: string; port: number } | null;
+  /**
+   * The built-in embedder's word-vector file (SITESIFT_WORD_VECTORS), written by
+   * `make embeddings`; `none` turns the built-in embedder off (projects using it search lexically).
+   */
+  wordVectors: string;
   /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
   testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | 'export-blob' | 'export-index' | null;
 }
@@ -287,6 +293,7 @@ const SPECS: SettingSpec[] = [
   { key: 'metricsAddress', env: 'SITESIFT_METRICS_ADDRESS', flag: 'metrics-address', parse: parseAddress },
   { key: 'rateMaxClients', env: 'SITESIFT_RATE_MAX_CLIENTS', flag: 'rate-max-clients', parse: parseInteger(100, 10_000_000) },
   // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
+  { key: 'wordVectors', env: 'SITESIFT_WORD_VECTORS', flag: 'word-vectors', parse: parseNonEmpty },
   { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest', 'export-blob', 'export-index'] as const) },
 ];
 
@@ -336,9 +343,23 @@ export function defaultConfig(): Config {
     rateIndexBurst: 100,
     rateMaxClients: 50_000,
     metricsAddress: null,
+    wordVectors: DEFAULT_WORD_VECTORS,
     testPauseIn: null,
   };
 }
+
+/**
+ * Where `make embeddings` writes the built-in embedder's word vectors: `dist/embeddings/sg100.wv`
+ * in the checkout (found from this file, whether it runs from src/ or dist/).
+ */
+export const DEFAULT_WORD_VECTORS = ((): string => {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'dist', 'embeddings', 'sg100.wv');
+    dir = path.dirname(dir);
+  }
+  return path.resolve('dist/embeddings/sg100.wv');
+})();
 
 /** Names accepted in `--help` output and docs: env name, flag and default of each setting. */
 export function describeSettings(): Array<{ env: string; flag: string; default: string }> {
@@ -476,5 +497,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, file?: string
   }
   if (out.exportOut !== null && !/^https?:\/\//i.test(out.exportOut)) out.exportOut = path.resolve(out.exportOut);
   fitThreadsToBudget(out, explicit);
+  if (out.wordVectors !== 'none') out.wordVectors = path.resolve(out.wordVectors);
   return Object.freeze(out);
 }

@@ -12,7 +12,7 @@ export { DOCUMENT_TYPES } from './types.js';
 export type {
   AnalyticsSettings, CrawlerSettings, DataPoint, DataPointRule, DocSource, DocumentType,
   ExtractionRule, FieldWeights, FilterDefinition, FilterValue, IndexOp, PageDoc, ResultGroupRule,
-  ResultMapping, SearchSettings, Settings, SuggestSettings, SynonymGroup, SynonymMapping,
+  ResultMapping, SearchSettings, SemanticSettings, HttpEmbedderSettings, EmbedderSpec, Settings, SuggestSettings, SynonymGroup, SynonymMapping,
 } from './types.js';
 export { TASKS, WORKER_YOUNG_GENERATION_MB, createPool, runTask, startThread } from './pool.js';
 export type { TaskName } from './pool.js';

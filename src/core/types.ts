@@ -91,7 +91,51 @@ export interface SearchSettings {
   fieldWeights: FieldWeights;
   synonyms: Array<SynonymGroup | SynonymMapping>;
   resultMappings: ResultMapping[];
+  /** Absent in settings objects built by hand (tests): semantic search off. */
+  semantic?: SemanticSettings;
 }
+
+/**
+ * Semantic search of a project (`search.semantic`): which embedder turns pages and queries into
+ * vectors, the default blend of vector and lexical ranking, and the similarity a vector
+ * neighbour needs to count as a result.
+ */
+export interface SemanticSettings {
+  /** `builtin` (word vectors shipped with sitesift), `http` (a /v1/embeddings service) or `none`. */
+  embedder: 'builtin' | 'http' | 'none';
+  /** Default `semanticRatio` of search and suggest (0: lexical only, 1: vectors only). */
+  semanticRatio: number;
+  /** Least cosine similarity of a vector neighbour; null: the embedder's measured default. */
+  threshold: number | null;
+  /** The HTTP embedder (used when `embedder` is `http`). */
+  http: HttpEmbedderSettings;
+}
+
+/** An embedding service speaking the `/v1/embeddings` request shape (OpenAI, Ollama, vLLM, TEI). */
+export interface HttpEmbedderSettings {
+  /** Full URL of the embeddings endpoint, e.g. `http://127.0.0.1:11434/v1/embeddings`. */
+  url: string;
+  model: string;
+  /** Length of the vectors the model returns. */
+  dimensions: number;
+  /** Sent as `Authorization: Bearer …`; answered masked by the settings routes. */
+  apiKey: string | null;
+  /** Texts per request. */
+  batchSize: number;
+  /** Per request, ms. */
+  timeoutMs: number;
+  /** Further attempts after a failed request (with backoff). */
+  retries: number;
+}
+
+/**
+ * The embedder a project's segments are built with, as the index and the pool threads see it.
+ * `fp` (fingerprint) names the vector space: a segment's vectors are used only by queries
+ * embedded with the same fingerprint.
+ */
+export type EmbedderSpec =
+  | { kind: 'builtin'; fp: string; table: string }
+  | ({ kind: 'http'; fp: string } & HttpEmbedderSettings);
 
 export interface CrawlerSettings {
   rootUrls: string[];

@@ -7,7 +7,7 @@
  * a JSON or form body) with the same rules and messages.
  */
 import type { Context } from 'koa';
-import { AppError } from '../core/index.js';
+import { AppError, badParam } from '../core/index.js';
 
 /** The single raw value of a query parameter; a repeated parameter is an error. */
 export function queryParam(ctx: Context, name: string): string | undefined {
@@ -140,5 +140,18 @@ export function parseUrlParam(ctx: Context, name: string): string {
     throw new AppError('invalid_parameter', `Parameter "${name}" must be an absolute http(s) URL.`, name);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AppError('invalid_parameter', `Parameter "${name}" must be an absolute http(s) URL.`, name);
+  return v;
+}
+
+/**
+ * An optional number parameter between `min` and `max` (400 naming it otherwise).
+ *
+ * @example parseRatioParam(ctx, 'semanticRatio') // 0.5 for ?semanticRatio=0.5, undefined when absent
+ */
+export function parseRatioParam(ctx: Context, name: string, min = 0, max = 1): number | undefined {
+  const raw = queryParam(ctx, name);
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < min || v > max) throw badParam(name, `Parameter "${name}" must be a number between ${min} and ${max}, got "${raw}".`);
   return v;
 }

@@ -13,7 +13,7 @@ import { badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { parseFilters, type SearchOutcome, type SearchParams } from '../search/index.js';
 import { requireSite } from './auth.js';
-import { bracketListParam, parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, queryParam } from './params.js';
+import { bracketListParam, parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, parseRatioParam, queryParam } from './params.js';
 import { success, type RouteSpec } from './openapi.js';
 import { BoolParam, SiteParam } from './schemas.js';
 
@@ -69,6 +69,7 @@ export const SHARED_SEARCH_PARAMS = {
   includeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or includeContentGroups[]=name keys); `_` is pages without a group.' })),
   excludeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or excludeContentGroups[]=name keys).' })),
   groupResults: Type.Optional(BoolParam(true, 'group results by result group; false lists them under `_`')),
+  semanticRatio: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Blend of vector ranking: 0 lexical only, 1 vector only; default the project\'s search.semantic.semanticRatio.' })),
 };
 
 /** One result of search or suggest. */
@@ -184,6 +185,8 @@ function read(ctx: Context, services: Services): SearchRequest {
     groupResults: parseBoolParam(ctx, 'groupResults', true),
     limitPerGroup: parseBoolParam(ctx, 'limitPerGroup', false),
   };
+  const semanticRatio = parseRatioParam(ctx, 'semanticRatio');
+  if (semanticRatio !== undefined) params.semanticRatio = semanticRatio;
   return { siteId, params, log: parseBoolParam(ctx, 'log', true) };
 }
 

@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import { parseFilters, type SuggestRequest } from '../search/index.js';
 import type { Services } from '../services.js';
 import { requireSite } from './auth.js';
-import { parseBoolParam, parseIntParam } from './params.js';
+import { parseBoolParam, parseIntParam, parseRatioParam } from './params.js';
 import { filtersParam, requireQuery, SHARED_SEARCH_ANSWER, SHARED_SEARCH_PARAMS, stringArrayParam } from './search.js';
 import { success, type RouteSpec } from './openapi.js';
 
@@ -56,5 +56,7 @@ function read(ctx: Context, services: Services): { siteId: string; req: SuggestR
     excludeContentGroups: stringArrayParam(ctx, 'excludeContentGroups'),
     maxQuerySuggestions,
   };
+  const semanticRatio = parseRatioParam(ctx, 'semanticRatio');
+  if (semanticRatio !== undefined) req.semanticRatio = semanticRatio;
   return { siteId, req };
 }

@@ -20,7 +20,7 @@ import type { SegmentInfo } from './segment-format.js';
 import type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
 
 /** A pool task as a stage hands it over; the file path, language and pause point are added here. */
-export type SegmentTask = Omit<BuildSegmentTask, 'path' | 'defaultLanguage' | 'pauseIn'> | Omit<MergeSegmentsTask, 'path' | 'defaultLanguage' | 'pauseIn'>;
+export type SegmentTask = Omit<BuildSegmentTask, 'path' | 'defaultLanguage' | 'embedder' | 'pauseIn'> | Omit<MergeSegmentsTask, 'path' | 'defaultLanguage' | 'embedder' | 'pauseIn'>;
 
 export class SegmentBuilds {
   private readonly ctx: StoreContext;
@@ -54,6 +54,7 @@ export class SegmentBuilds {
         ...task,
         path: tmp,
         defaultLanguage: ctx.defaultLanguage(),
+        embedder: ctx.embedder(),
         ...(ctx.pauseIn ? { pauseIn: ctx.pauseIn } : {}),
       })) as SegmentInfo;
       if (ctx.closed) throw ctx.closedError('a segment build');
@@ -61,6 +62,7 @@ export class SegmentBuilds {
       await fsyncDirAsync(ctx.segDir);
       if (ctx.closed) throw ctx.closedError('a segment build');
       const { docCount, searchableCount, deleteCount, minSeq, maxSeq, bytes } = info;
+      if (task.task === 'merge-segments' && task.requireVectors && !info.embedder) throw new Error('the merged segment holds no vectors');
       return this.generations.load({ id, file, docCount, searchableCount, deleteCount, minSeq, maxSeq, bytes });
     } catch (err) {
       fs.rmSync(tmp, { force: true });

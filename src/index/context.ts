@@ -6,7 +6,7 @@
  * back; after it no stage starts work, and work in flight stops at its next check.
  */
 import path from 'node:path';
-import { AppError } from '../core/index.js';
+import { AppError, type EmbedderSpec } from '../core/index.js';
 import type { PausePoint, TaskPool } from './tasks.js';
 
 /** The few logger methods the store uses; compatible with console and most loggers. */
@@ -26,10 +26,12 @@ export class StoreContext {
   readonly log: IndexLogger | undefined;
   /** Project default language, read at each build and merge. */
   readonly defaultLanguage: () => string;
+  /** The project's embedder, read at each build and merge (null: none). */
+  readonly embedder: () => EmbedderSpec | null;
   readonly pauseIn: PausePoint | undefined;
   closed = false;
 
-  constructor(opts: { siteId: string; dir: string; pool: TaskPool; log?: IndexLogger; defaultLanguage?: string | (() => string); pauseIn?: PausePoint }) {
+  constructor(opts: { siteId: string; dir: string; pool: TaskPool; log?: IndexLogger; defaultLanguage?: string | (() => string); embedder?: () => EmbedderSpec | null; pauseIn?: PausePoint }) {
     this.siteId = opts.siteId;
     this.dir = opts.dir;
     this.segDir = path.join(opts.dir, 'segments');
@@ -37,6 +39,7 @@ export class StoreContext {
     this.log = opts.log;
     const lang = opts.defaultLanguage ?? 'en';
     this.defaultLanguage = typeof lang === 'function' ? lang : () => lang;
+    this.embedder = opts.embedder ?? (() => null);
     this.pauseIn = opts.pauseIn;
   }
 

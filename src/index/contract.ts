@@ -153,4 +153,9 @@ export interface ProjectIndex {
   /** Removes unreferenced segment files and covered write-log files; returns how many. */
   gc(): number;
   close(): Promise<void>;
+  /**
+   * The last failure of background embedding (the HTTP embedder down), or null. Optional so
+   * test doubles may omit it.
+   */
+  embedError?(): string | null;
 }

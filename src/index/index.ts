@@ -16,7 +16,7 @@ export type { ClockEntry, ThreadCacheUsage } from './budgets.js';
 export { NFIELDS, hashWord, mergeSegments, writeSegment } from './segment.js';
 export type { Postings, SegmentEntry, SegmentInfo } from './segment.js';
 export { SegmentReader } from './segment-reader.js';
-export type { ResultCard } from './segment-reader.js';
+export type { ResultCard, SegmentVectors } from './segment-reader.js';
 export { runBuildSegment, runMergeSegments } from './tasks.js';
 export type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
 export { MANIFEST_FORMAT, writeManifest } from './manifest.js';

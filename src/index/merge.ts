@@ -34,6 +34,9 @@ export const MAX_SEGMENTS_DEFERRING_MERGES = 32;
  */
 export const MERGE_ON_FLUSH_SEGMENTS = 16;
 
+/** Wait after a failed re-embedding before the next try (the merge job ticks every minute). */
+export const REEMBED_RETRY_MS = 60_000;
+
 /** The merge stage's settings (SegmentStoreOptions with their defaults applied). */
 export interface MergeOptions {
   policy: Partial<MergePolicyOptions>;
@@ -97,9 +100,35 @@ export class Merges {
     return this.chain;
   }
 
-  /** Whether the merge policy would merge something now (cheap; the merge job asks every tick). */
+  /** Whether the merge policy would merge something now, or a segment awaits re-embedding (cheap; the merge job asks every tick). */
   due(): boolean {
-    return !this.buildsBehind() && this.select().length > 0;
+    return !this.buildsBehind() && (this.select().length > 0 || this.unembedded() !== null);
+  }
+
+  /** When the last re-embedding failed (ms, performance clock) and why: retried after {@link REEMBED_RETRY_MS}. */
+  private embedFailure: { at: number; message: string } | null = null;
+
+  /**
+   * The last embedder failure of this project's background embedding, or null once a
+   * re-embedding succeeds (the search answer's metadata and the index status show it).
+   */
+  lastEmbedError(): string | null {
+    return this.embedFailure?.message ?? null;
+  }
+
+  /**
+   * A live segment with searchable rows whose vectors are not the project's embedder's (built
+   * lexically while the embedder was down, by another embedder, or before vectors existed), or
+   * null. Not while the last failure is recent.
+   */
+  private unembedded(): string | null {
+    const spec = this.ctx.embedder();
+    if (!spec) return null;
+    if (this.embedFailure && performance.now() - this.embedFailure.at < REEMBED_RETRY_MS) return null;
+    for (const v of this.stages.generations.current.views) {
+      if (v.liveCount > 0 && (v.state.reader.info.embedder ?? null) !== spec.fp) return v.state.id;
+    }
+    return null;
   }
 
   /**
@@ -111,7 +140,9 @@ export class Merges {
    */
   afterFlush(): void {
     if (!this.opts.mergeOnFlush || this.queued || this.ctx.closed) return;
-    if (this.stages.generations.current.views.length < MERGE_ON_FLUSH_SEGMENTS || !this.due()) return;
+    // An HTTP embedder embeds after the build: start at once rather than at the job's next tick.
+    const embedNow = this.ctx.embedder()?.kind === 'http' && !this.buildsBehind() && this.unembedded() !== null;
+    if (!embedNow && (this.stages.generations.current.views.length < MERGE_ON_FLUSH_SEGMENTS || !this.due())) return;
     this.queued = true;
     this.merge()
       .catch((err: Error) => this.ctx.log?.error(`index ${this.ctx.siteId}: merge after flush failed: ${err.message}`))
@@ -154,12 +185,28 @@ export class Merges {
     for (let round = 0; round < 100 && !this.ctx.closed; round++) {
       if (this.buildsBehind()) return;
       const selected = this.select()[0];
-      if (!selected) return;
+      if (!selected) break;
       await this.mergeSegments(selected);
+    }
+    // Re-embedding: a segment at a time, rewritten alone with the project's vectors. Searches
+    // meanwhile use it lexically; a failing embedder leaves it so until the next try.
+    for (let round = 0; round < 100 && !this.ctx.closed; round++) {
+      if (this.buildsBehind()) return;
+      const id = this.unembedded();
+      if (!id) return;
+      try {
+        await this.mergeSegments([id], true);
+        this.embedFailure = null;
+      } catch (err) {
+        const message = (err as Error).message;
+        this.embedFailure = { at: performance.now(), message };
+        this.ctx.log?.warn(`index ${this.ctx.siteId}: embedding segment ${id} failed, searched lexically until a later try: ${message}`);
+        return;
+      }
     }
   }
 
-  private async mergeSegments(ids: string[]): Promise<void> {
+  private async mergeSegments(ids: string[], requireVectors = false): Promise<void> {
     const { generations, builds, commits, buffer } = this.stages;
     const g = generations.pin();
     this.running = true;
@@ -198,7 +245,7 @@ export class Merges {
       let state: SegState | null = null;
       const started = performance.now();
       if (liveTotal > 0 || keep.length > 0) {
-        state = await builds.run('m', commits.committedSeq, { task: 'merge-segments', sources: taskSources, deletes: keep });
+        state = await builds.run('m', commits.committedSeq, { task: 'merge-segments', sources: taskSources, deletes: keep, ...(requireVectors ? { requireVectors } : {}) });
       }
       if (this.ctx.closed) return;
       await commits.commit(state ? [state] : [], [...sourceStates], commits.committedSeq);

@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_OPEN_PROJECTS } from '../core/index.js';
+import { DEFAULT_OPEN_PROJECTS, type EmbedderSpec } from '../core/index.js';
 import type { ProjectIndex } from './contract.js';
 import { MANIFEST_FILE } from './manifest.js';
 import type { MergePolicyOptions } from './merge-policy.js';
@@ -32,6 +32,8 @@ export interface IndexRegistryOptions {
   log?: IndexLogger;
   /** The project's default language (settings), read at every segment build. */
   defaultLanguage?: (siteId: string) => string;
+  /** The project's embedder (settings `search.semantic`), read at every segment build and merge. */
+  embedder?: (siteId: string) => EmbedderSpec | null;
   mergePolicy?: Partial<MergePolicyOptions>;
   /** See {@link SegmentStoreOptions.maxBufferedDocs} (default 20 000). */
   maxBufferedDocs?: number;
@@ -138,6 +140,7 @@ export class IndexRegistry {
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.log ? { log: o.log } : {}),
       defaultLanguage: () => o.defaultLanguage?.(siteId) ?? 'en',
+      embedder: () => o.embedder?.(siteId) ?? null,
       ...(o.mergePolicy ? { mergePolicy: o.mergePolicy } : {}),
       ...(o.maxBufferedDocs ? { maxBufferedDocs: o.maxBufferedDocs } : {}),
       ...(o.pauseIn ? { pauseIn: o.pauseIn } : {}),

@@ -5,7 +5,7 @@
  * by the build stage (segment-write.ts) or the merge stage (segment-merge.ts) and read by
  * {@link SegmentReader} (segment-reader.ts) on the main thread and the search threads.
  *
- * Tables (format 2; format 1 files, which lack `stems` and `meta.languages`, are still read):
+ * Tables (format 3; format 1 files, which lack `stems` and `meta.languages`, and format 2 files, which lack `vecs`, are still read):
  * - `meta(key, value)`: `format`, counts, seq range, `created`, `languages` (the languages of
  *   the searchable rows, each a row's `language` or the project default, comma-separated).
  * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
@@ -25,6 +25,11 @@
  * - `fts` (FTS5, external content over `docs`: title, headings, content; detail=full): built in
  *   C by `rebuild` after the rows are in; answers phrase queries (`"a b"`) and exclusions.
  *
+ * - `vecs(id, v)` (format 3): one embedding per searchable row that has one, `v` a float32
+ *   little-endian blob (sqlite-vec's vector format), unit length. `meta.embedder` names the
+ *   vector space (an embedder fingerprint) and is present only when every searchable row was
+ *   embedded; a file without it (format 1, or an embedder that was down) is searched lexically.
+ *
  * Invariants: a sealed file is complete and fsync'd and never changes again; a file whose
  * `meta.format` is not {@link SEGMENT_FORMAT} is refused by {@link infoFrom}.
  *
@@ -38,9 +43,9 @@ import { fsyncPath } from './files.js';
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
 export const NFIELDS = FIELDS.length;
-export const SEGMENT_FORMAT = 2;
+export const SEGMENT_FORMAT = 3;
 /** Formats {@link infoFrom} accepts: the current one and the older ones still readable. */
-export const READABLE_FORMATS: readonly number[] = [1, 2];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3];
 
 /** An upsert as it goes into a segment. `firstAt` = when the URL was first indexed (ms). */
 export interface SegmentEntry {
@@ -70,6 +75,8 @@ export interface SegmentCounts {
 /** What a build or merge returns: the sealed file's format and sizes. */
 export interface SegmentInfo extends SegmentCounts {
   format: number;
+  /** Fingerprint of the embedder whose vectors the file holds for every searchable row, or null. */
+  embedder?: string | null;
 }
 /** What liveness bookkeeping needs of each row. */
 export interface SegmentRow {
@@ -102,6 +109,7 @@ CREATE TABLE docs(
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE stems(stem TEXT NOT NULL, term TEXT NOT NULL, PRIMARY KEY(stem, term)) WITHOUT ROWID;
+CREATE TABLE vecs(id INTEGER PRIMARY KEY, v BLOB NOT NULL);
 `;
 // Built after the bulk inserts: cheaper than maintaining them row by row.
 const POST_SCHEMA = `
@@ -183,12 +191,13 @@ export function sealFile(
   counts: { docCount: number; searchableCount: number; deleteCount: number },
   seqs: SeqRange,
   languages: Iterable<string> = [],
+  extraMeta: Record<string, string> = {},
 ): SegmentInfo {
   try {
     db.exec(POST_SCHEMA);
     const ins = db.prepare('INSERT INTO meta(key,value) VALUES (?,?)');
     db.transaction(() => {
-      for (const [k, v] of Object.entries({ ...counts, minSeq: seqs.min, maxSeq: seqs.max })) ins.run(k, String(v));
+      for (const [k, v] of Object.entries({ ...counts, minSeq: seqs.min, maxSeq: seqs.max, ...extraMeta })) ins.run(k, String(v));
       ins.run('format', String(SEGMENT_FORMAT));
       ins.run('created', new Date().toISOString());
       ins.run('languages', [...new Set(languages)].sort().join(','));
@@ -242,5 +251,22 @@ export function infoFrom(db: Database.Database, path: string): SegmentInfo {
     minSeq: Number(m.get('minSeq')),
     maxSeq: Number(m.get('maxSeq')),
     bytes: fs.statSync(path).size,
+    embedder: m.get('embedder') ?? null,
   };
+}
+
+/** A vector as a `vecs.v` blob (float32 little endian, sqlite-vec's format). */
+export function vectorBlob(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** Inserts row vectors into a segment being written (inside the caller's transaction). */
+export function vectorInserter(db: Database.Database): (id: number, v: Float32Array) => void {
+  const ins = db.prepare('INSERT INTO vecs(id, v) VALUES (?, ?)');
+  return (id, v) => void ins.run(id, vectorBlob(v));
+}
+
+/** Whether an open segment has the `vecs` table (format 3 and later). */
+export function hasVectorTable(db: Database.Database): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vecs'").get() !== undefined;
 }

@@ -7,6 +7,7 @@
  * (contract.ts) decides between a merged copy and any newer write without coordination; the
  * result holds the same postings bytes a fresh build of the same rows would.
  */
+import type Database from 'better-sqlite3';
 import { ByteWriter, remapPostings } from './postings.js';
 import {
   DOC_COLUMNS,
@@ -18,7 +19,31 @@ import {
   sealFile,
   type SegmentDelete,
   type SegmentInfo,
+  FTS_BEGIN,
+  FTS_END,
+  vectorInserter,
 } from './segment-format.js';
+import type { EmbeddableDoc } from '../text/index.js';
+
+/**
+ * The vectors a merge writes: rows of a source embedded with `fp` keep their vectors (copied
+ * as bytes); other rows take a vector from `given` (computed beforehand, the HTTP embedder) or
+ * from `embed` (the built-in embedder, in this thread). The merged file is marked embedded with
+ * `fp` only when every source was covered one of these ways.
+ */
+export interface MergeVectors {
+  fp: string;
+  embed: ((doc: EmbeddableDoc) => Float32Array | null) | null;
+  /** Per source (merge order): old row id → vector; null where nothing was computed. */
+  given?: Array<Map<number, Float32Array> | null>;
+}
+
+const MARKERS_RE = new RegExp(`\\b(?:${FTS_BEGIN}|${FTS_END})\\b`, 'g');
+
+/** A stored row's embeddable fields (headings come back from their FTS5 markers). */
+export function storedEmbeddable(r: { title: string; headings: string; content: string; description: string | null }): EmbeddableDoc {
+  return { title: r.title, headings: [r.headings.replace(MARKERS_RE, ' ')], content: r.content, description: r.description };
+}
 
 /** One source of a merge: a sealed segment and the row ids to keep (ascending). */
 export interface MergeSource {
@@ -36,9 +61,10 @@ export interface MergeSource {
  * @example
  * mergeSegments(`${dir}/m1.seg.tmp`, [{ path: a, liveIds: [0, 2] }, { path: b, liveIds: [1] }], []);
  */
-export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[]): SegmentInfo {
+export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[], vectors?: MergeVectors): SegmentInfo {
   const db = createFile(path);
   let next = 0;
+  let embedded = vectors !== undefined;
   let searchable = 0;
   const seqs = new SeqRange();
   // old id → new id per source (-1 when dropped).
@@ -61,6 +87,7 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
           }
           db.exec(`INSERT INTO main.docs(${DOC_COLUMNS}) SELECT m.new, ${DOC_COLUMNS.split(',').slice(1).map((c) => 'd.' + c).join(',')}
                    FROM src.docs d JOIN temp.idmap m ON d.id = m.old ORDER BY m.new`);
+          if (vectors) embedded = mergeVectors(db, vectors, maps.length, map) && embedded;
         })();
         const st = db.prepare('SELECT min(d.seq) AS lo, max(d.seq) AS hi, sum(d.status = 200) AS ok FROM src.docs d JOIN temp.idmap m ON d.id = m.old').get() as { lo: number | null; hi: number | null; ok: number | null };
         if (st.lo !== null) seqs.add(st.lo);
@@ -121,5 +148,37 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
     db.close();
     throw e;
   }
-  return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages);
+  return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages, embedded && vectors ? { embedder: vectors.fp } : {});
+}
+
+/** The vectors of the rows just copied from the attached source `si` (see {@link MergeVectors}); false when they could not all be had. */
+function mergeVectors(db: Database.Database, vectors: MergeVectors, si: number, map: Int32Array): boolean {
+  const srcHasVecs = db.prepare("SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = 'vecs'").get() !== undefined;
+  const srcFp = srcHasVecs ? (db.prepare("SELECT value FROM src.meta WHERE key = 'embedder'").pluck().get() as string | undefined) : undefined;
+  if (srcFp === vectors.fp) {
+    db.exec('INSERT INTO main.vecs(id, v) SELECT m.new, s.v FROM src.vecs s JOIN temp.idmap m ON s.id = m.old ORDER BY m.new');
+    return true;
+  }
+  const ins = vectorInserter(db);
+  const given = vectors.given?.[si];
+  if (given) {
+    for (const [old, v] of given) if (map[old] !== undefined && map[old]! >= 0) ins(map[old]!, v);
+    return true;
+  }
+  if (!vectors.embed) return false;
+  // In pages of rows: the connection cannot insert while a statement of it is still iterating.
+  const page = db.prepare(
+    `SELECT d.id, d.title, d.headings, d.content, d.description FROM main.docs d JOIN temp.idmap m ON d.id = m.new
+     WHERE d.status = 200 AND d.id > ? ORDER BY d.id LIMIT 256`,
+  );
+  for (let last = -1; ; ) {
+    const rows = page.all(last) as Array<{ id: number; title: string; headings: string; content: string; description: string | null }>;
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      const v = vectors.embed(storedEmbeddable(r));
+      if (v) ins(r.id, v);
+    }
+    last = rows[rows.length - 1]!.id;
+  }
+  return true;
 }

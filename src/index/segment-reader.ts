@@ -29,6 +29,14 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
 }
 
+/** A segment's row vectors in memory (search threads): row `id` at `data[id * dims]`, when `has[id]`. */
+export interface SegmentVectors {
+  fp: string;
+  dims: number;
+  data: Float32Array;
+  has: Uint8Array;
+}
+
 /** One cached postings list. */
 interface PostingsEntry extends ClockEntry {
   p: Postings | null;
@@ -83,6 +91,8 @@ export class SegmentReader {
   private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
   /** This reader's cached postings (entries also sit in the shared eviction order). */
   private readonly postingsMap = new Map<string, PostingsEntry>();
+  /** Row vectors, loaded on first use (undefined: not yet read; null: none). */
+  private vecs: SegmentVectors | null | undefined;
   /** Run once at close (engine caches kept outside the reader drop its entries then). */
   private readonly closeHooks: Array<() => void> = [];
 
@@ -234,6 +244,39 @@ export class SegmentReader {
     });
     this.values = v;
     return v;
+  }
+
+  /**
+   * The rows' vectors when this segment was embedded with the embedder named `fp`, else null
+   * (searched lexically). Read once through a short-lived connection and kept for the
+   * reader's lifetime: dims × 4 bytes per row.
+   */
+  vectors(fp: string): SegmentVectors | null {
+    if (this.info.embedder !== fp) return null;
+    if (this.vecs === undefined) {
+      this.vecs = scanWith(this.path, (db) => {
+        const n = this.info.docCount;
+        let out: SegmentVectors | null = null;
+        for (const [id, blob] of db.prepare('SELECT id, v FROM vecs ORDER BY id').raw().iterate() as IterableIterator<[number, Buffer]>) {
+          if (!out) {
+            const dims = blob.length >> 2;
+            out = { fp, dims, data: new Float32Array(n * dims), has: new Uint8Array(n) };
+          }
+          if (blob.length !== out.dims * 4 || id < 0 || id >= n) continue;
+          out.data.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.length)), id * out.dims);
+          out.has[id] = 1;
+        }
+        return out ?? { fp, dims: 0, data: new Float32Array(0), has: new Uint8Array(n) };
+      });
+    }
+    return this.vecs;
+  }
+
+  /** The stored vector of row `id` when embedded with `fp` (the similar-pages route), else null. */
+  vectorOf(id: number, fp: string): Float32Array | null {
+    const v = this.vectors(fp);
+    if (!v || !v.has[id]) return null;
+    return v.data.slice(id * v.dims, (id + 1) * v.dims);
   }
 
   /** Folded words of a row's title without section numbering, joined by one space (cached). */

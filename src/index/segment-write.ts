@@ -23,11 +23,18 @@ import {
   type SegmentDelete,
   type SegmentEntry,
   type SegmentInfo,
+  vectorInserter,
 } from './segment-format.js';
 
 export interface WriteOptions {
   /** Project default language (ISO 639-1) for docs with `language: null`. */
   defaultLanguage: string;
+  /**
+   * Embeds each searchable row while it is written (the built-in embedder): its vector, or null
+   * for a page with no known word. With `embedder`, the fingerprint recorded in `meta`.
+   */
+  embed?: (doc: PageDoc) => Float32Array | null;
+  embedder?: string;
 }
 
 /**
@@ -88,6 +95,7 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
     return k < 0 ? 0 : 1 << (k + 1);
   };
   try {
+    const insVec = opts.embed ? vectorInserter(db) : null;
     const insDoc = db.prepare(`INSERT INTO docs(${DOC_COLUMNS}) VALUES (${DOC_COLUMNS.split(',').map(() => '?').join(',')})`);
     db.transaction(() => {
       // One entry at a time: a streamed source (the write log) is never held whole.
@@ -120,6 +128,10 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
           ok && d.headings.length ? headingKeysBlob(d.headings) : null,
           JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title }),
         );
+        if (ok && insVec) {
+          const v = opts.embed!(d);
+          if (v) insVec(id, v);
+        }
       }
       insertDeletes(db, deletes, seqs);
       const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
@@ -137,5 +149,6 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
     db.close();
     throw e;
   }
-  return sealFile(db, path, { docCount, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages);
+  const meta: Record<string, string> = opts.embed && opts.embedder ? { embedder: opts.embedder } : {};
+  return sealFile(db, path, { docCount, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages, meta);
 }

@@ -19,7 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { AppError, type DocSource } from '../core/index.js';
+import { AppError, type DocSource, type EmbedderSpec } from '../core/index.js';
 import type {
   EntryListing,
   EntryListingQuery,
@@ -59,6 +59,8 @@ export interface SegmentStoreOptions {
   log?: IndexLogger;
   /** Project default language, read at each build/merge (default 'en'). */
   defaultLanguage?: string | (() => string);
+  /** The project's embedder, read at every build and merge (default: none). */
+  embedder?: () => EmbedderSpec | null;
   mergePolicy?: Partial<MergePolicyOptions>;
   /**
    * Buffered (unpublished) URLs that trigger an early flush at half this size and make writers
@@ -546,6 +548,11 @@ export class SegmentStore implements ProjectIndex {
   /** Whether the merge policy would merge something now (cheap; used by the merge job). */
   mergeDue(): boolean {
     return this.merges.due();
+  }
+
+  /** The last failure of background embedding, or null (see Merges.lastEmbedError). */
+  embedError(): string | null {
+    return this.merges.lastEmbedError();
   }
 
   /**

@@ -4,8 +4,10 @@
  * and pool workers, so nothing here touches main-thread state.
  */
 import fs from 'node:fs';
-import type { SegmentDelete, SegmentEntry, SegmentInfo } from './segment-format.js';
-import { mergeSegments } from './segment-merge.js';
+import type { EmbedderSpec, PageDoc } from '../core/index.js';
+import { docParts, docText, embedHttp, embedParts, HTTP_EMBED_MAX_CHARS, loadWordVectors, type EmbeddableDoc } from '../text/index.js';
+import { openForScan, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment-format.js';
+import { mergeSegments, storedEmbeddable, type MergeVectors } from './segment-merge.js';
 import { writeSegment } from './segment-write.js';
 import { decodeLine, peekLineSeq, readLogLines } from './write-log.js';
 
@@ -30,6 +32,8 @@ export interface BuildSegmentTask {
   firstAts: number[];
   deletes: SegmentDelete[];
   defaultLanguage: string;
+  /** The project's embedder (null: none). The built-in one embeds during the build; an HTTP one later, by a merge. */
+  embedder?: EmbedderSpec | null;
   /** Test hook: stall after writing (crash tests). */
   pauseIn?: PausePoint;
 }
@@ -43,6 +47,10 @@ export interface MergeSegmentsTask {
   /** Delete markers still needed (an older row of the URL lives outside the merge). */
   deletes: SegmentDelete[];
   defaultLanguage: string;
+  /** The project's embedder: rows of sources embedded otherwise are embedded during the merge. */
+  embedder?: EmbedderSpec | null;
+  /** Fail the merge when the embedder fails (a re-embedding merge) instead of writing the file without vectors. */
+  requireVectors?: boolean;
   pauseIn?: PausePoint;
 }
 
@@ -127,10 +135,30 @@ export function* loggedEntries(logFiles: string[], seqs: number[], firstAts: num
   }
 }
 
+/**
+ * The built-in embedder as a synchronous function of a page, or null when the spec is not the
+ * built-in one or its word-vector file cannot be read (the segment is then written lexically,
+ * and a later merge embeds it).
+ */
+export function builtinEmbed(spec: EmbedderSpec | null | undefined): ((doc: EmbeddableDoc) => Float32Array | null) | null {
+  if (!spec || spec.kind !== 'builtin') return null;
+  let wv;
+  try {
+    wv = loadWordVectors(spec.table);
+  } catch {
+    return null;
+  }
+  return (doc) => embedParts(wv, docParts(doc));
+}
+
 /** Runs a build task (the body of `workers/build-segment.ts`). */
 export function runBuildSegment(t: BuildSegmentTask): SegmentInfo {
   const entries = loggedEntries(t.logFiles, t.seqs, t.firstAts);
-  const info = writeSegment(t.path, entries, t.deletes, { defaultLanguage: t.defaultLanguage });
+  const embed = builtinEmbed(t.embedder);
+  const info = writeSegment(t.path, entries, t.deletes, {
+    defaultLanguage: t.defaultLanguage,
+    ...(embed ? { embed: (d: PageDoc) => embed(d), embedder: t.embedder!.fp } : {}),
+  });
   if (t.pauseIn === 'build') stallForever('build');
   return info;
 }
@@ -139,8 +167,57 @@ export function runBuildSegment(t: BuildSegmentTask): SegmentInfo {
  * Runs a merge task (the body of `workers/merge-segments.ts`): copies the given live rows of
  * the source segments, unchanged (same seq, at, firstAt), into one new segment.
  */
-export function runMergeSegments(t: MergeSegmentsTask): SegmentInfo {
-  const info = mergeSegments(t.path, t.sources, t.deletes);
+export async function runMergeSegments(t: MergeSegmentsTask): Promise<SegmentInfo> {
+  let vectors: MergeVectors | undefined;
+  const spec = t.embedder;
+  if (spec?.kind === 'builtin') {
+    const embed = builtinEmbed(spec);
+    if (embed || t.requireVectors) vectors = { fp: spec.fp, embed };
+  } else if (spec?.kind === 'http') {
+    try {
+      vectors = { fp: spec.fp, embed: null, given: await httpVectors(spec, t.sources) };
+    } catch (err) {
+      if (t.requireVectors) throw err;
+      vectors = undefined;
+    }
+  }
+  if (t.requireVectors && vectors && !vectors.embed && !vectors.given) throw new Error('the built-in word vectors cannot be read');
+  const info = mergeSegments(t.path, t.sources, t.deletes, vectors);
   if (t.pauseIn === 'merge') stallForever('merge');
   return info;
+}
+
+/**
+ * HTTP vectors of the live searchable rows of the sources not already embedded with `spec`
+ * (null for a source whose vectors are copied). Throws EmbedderError when the service fails.
+ */
+async function httpVectors(spec: EmbedderSpec & { kind: 'http' }, sources: MergeSegmentsTask['sources']): Promise<Array<Map<number, Float32Array> | null>> {
+  const out: Array<Map<number, Float32Array> | null> = [];
+  for (const src of sources) {
+    const db = openForScan(src.path);
+    try {
+      const hasVecs = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vecs'").get() !== undefined;
+      const fp = db.prepare("SELECT value FROM meta WHERE key = 'embedder'").pluck().get() as string | undefined;
+      if (hasVecs && fp === spec.fp) {
+        out.push(null);
+        continue;
+      }
+      const live = new Set(src.liveIds);
+      const ids: number[] = [];
+      const texts: string[] = [];
+      const rows = db.prepare('SELECT id, title, headings, content, description FROM docs WHERE status = 200 ORDER BY id').iterate() as IterableIterator<{
+        id: number; title: string; headings: string; content: string; description: string | null;
+      }>;
+      for (const r of rows) {
+        if (!live.has(r.id)) continue;
+        ids.push(r.id);
+        texts.push(docText(storedEmbeddable(r)).slice(0, HTTP_EMBED_MAX_CHARS));
+      }
+      const vecs = await embedHttp(spec, texts);
+      out.push(new Map(ids.map((id, i) => [id, vecs[i]!])));
+    } finally {
+      db.close();
+    }
+  }
+  return out;
 }

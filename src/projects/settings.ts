@@ -7,11 +7,11 @@
  * `{"crawler":{"rootUrls":[...]}}` is a complete crawler section.
  */
 import cron from 'node-cron';
-import { patternError, ISO_639_1 } from '../text/index.js';
+import { embedderFingerprint, patternError, ISO_639_1 } from '../text/index.js';
 import {
   AppError, type AnalyticsSettings, type CrawlerSettings, type DataPointRule, type ExtractionRule,
   type FieldWeights, type FilterDefinition, type ResultGroupRule, type ResultMapping,
-  type SearchSettings, type Settings, type SuggestSettings, type SynonymGroup, type SynonymMapping,
+  type EmbedderSpec, type HttpEmbedderSettings, type SearchSettings, type SemanticSettings, type Settings, type SuggestSettings, type SynonymGroup, type SynonymMapping,
 } from '../core/index.js';
 
 const MiB = 1024 * 1024;
@@ -64,6 +64,19 @@ function defaultSearch(): SearchSettings {
     fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 },
     synonyms: [],
     resultMappings: [],
+    semantic: defaultSemantic(),
+  };
+}
+
+/** Default `semanticRatio` of a project: the blend measured best on paraphrase and known-item sets (docs/SEARCH.md). */
+export const DEFAULT_SEMANTIC_RATIO = 0.5;
+
+function defaultSemantic(): SemanticSettings {
+  return {
+    embedder: 'builtin',
+    semanticRatio: DEFAULT_SEMANTIC_RATIO,
+    threshold: null,
+    http: { url: '', model: '', dimensions: 768, apiKey: null, batchSize: 32, timeoutMs: 10_000, retries: 2 },
   };
 }
 
@@ -377,7 +390,32 @@ function search(v: unknown): SearchSettings {
     fieldWeights,
     synonyms,
     resultMappings,
+    semantic,
   });
+}
+
+function unitNumber(v: unknown, path: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) fail(path, 'must be a number between 0 and 1');
+  return v;
+}
+
+function semantic(v: unknown, path: string): SemanticSettings {
+  const out = section(v, path, defaultSemantic(), {
+    embedder: (x, p) => oneOf(x, p, ['builtin', 'http', 'none'] as const),
+    semanticRatio: unitNumber,
+    threshold: (x, p) => (x === null ? null : unitNumber(x, p)),
+    http: (x, p) => section<HttpEmbedderSettings>(x, p, defaultSemantic().http, {
+      url: (y, q) => (y === '' ? '' : httpUrl(y, q)),
+      model: (y, q) => str(y, q, { max: 200 }),
+      dimensions: (y, q) => int(y, q, 1, 8192),
+      apiKey: (y, q) => (y === null ? null : str(y, q, { nonEmpty: true, max: 4096 })),
+      batchSize: (y, q) => int(y, q, 1, 2048),
+      timeoutMs: (y, q) => int(y, q, 100, 600_000),
+      retries: (y, q) => int(y, q, 0, 10),
+    }),
+  });
+  if (out.embedder === 'http' && !out.http.url) fail(`${path}.http.url`, 'is required when embedder is "http"');
+  return out;
 }
 
 function suggest(v: unknown): SuggestSettings {
@@ -465,4 +503,17 @@ export function withDefaults(stored: unknown): Settings {
   }
   if (typeof stored.updatedAt === 'string') out.updatedAt = stored.updatedAt;
   return out as unknown as Settings;
+}
+
+/**
+ * The embedder a project's settings ask for, as the index and search see it: null for `none`,
+ * and for `builtin` when the word-vector file is not available (`wordVectors` null).
+ *
+ * @example embedderSpec(settings.search.semantic, '/srv/sitesift/dist/embeddings/sg100.wv')?.fp // 'builtin:sg100:1'
+ */
+export function embedderSpec(semantic: SemanticSettings | undefined, wordVectors: string | null): EmbedderSpec | null {
+  if (!semantic || semantic.embedder === 'none') return null;
+  if (semantic.embedder === 'builtin') return wordVectors ? { kind: 'builtin', fp: embedderFingerprint('builtin'), table: wordVectors } : null;
+  if (!semantic.http.url) return null;
+  return { kind: 'http', fp: embedderFingerprint('http', semantic.http), ...semantic.http };
 }

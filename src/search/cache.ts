@@ -80,6 +80,7 @@ export class SearchCache {
     // Every parameter, serialised whole (a parameter added later is part of the key by itself).
     // The raw query, not a normalised form: parsing looks at quotes, minus signs and a trailing
     // space (which ends the prefix word).
-    return JSON.stringify([objectId(owner), snap.generation, objectId(settings), p]);
+    // The query vector follows from the query and the embedder named in `semantic.fp`.
+    return JSON.stringify([objectId(owner), snap.generation, objectId(settings), p], (k, v: unknown) => (k === 'vector' ? undefined : v));
   }
 }

@@ -16,12 +16,13 @@
  * query retried (drop-last-words fallback). Paging and grouping of the answer are in
  * results.ts.
  */
-import type { IndexSnapshot } from '../index/index.js';
 import { fold, segmentedRuns, words } from '../text/index.js';
+import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
 import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
+import { fuse, HYBRID_LEXICAL_KEEP, segmentSims, type SemanticQuery } from './hybrid.js';
 import { excludedIds, forEachMatch, phraseSets, WordMatches } from './match.js';
 import { parseQuery, type ParsedQuery } from './query.js';
 import { orderHits, rerankTop, RERANK_TOP } from './rerank.js';
@@ -48,6 +49,18 @@ export interface SearchRequest {
    * facets): large result sets are then ranked by a partial selection instead of a full sort.
    */
   topK?: number;
+  /** Hybrid search: blend in vector neighbours (absent, ratio 0 or no vector: lexical only). */
+  semantic?: SemanticQuery;
+}
+
+/** What the vector side of a hybrid query did. */
+export interface SemanticOutcome {
+  /** Segments with live pages searched lexically only (not yet embedded in the query's vector space). */
+  lexicalOnlySegments: number;
+  /** Live pages in those segments. */
+  lexicalOnlyDocs: number;
+  /** Results found only by their vector (above the threshold, passing filters and groups). */
+  neighbours: number;
 }
 
 /** The answer of {@link runQuery}. */
@@ -63,6 +76,8 @@ export interface EngineResult {
   /** Query words actually required after the drop-last-words fallback. */
   usedWords: string[];
   parsed: ParsedQuery;
+  /** Present when the query ran hybrid. */
+  semantic?: SemanticOutcome;
 }
 
 /**
@@ -90,11 +105,17 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   // to 1 (phrase words and quoted words are always required).
   const mustKeep = slots.map((s) => s.phrase >= 0 || s.exactOnly);
   const keep = req.topK !== undefined && !req.sort ? Math.max(req.topK, RERANK_TOP) : 0;
+  const sem = req.semantic && req.semantic.ratio > 0 && req.semantic.vector && !parsed.browse ? req.semantic : null;
+  // Hybrid: more lexical hits are kept, so that fusion re-ranks a deeper lexical list, and the
+  // rows each pass matched are marked (a neighbour that matched lexically is not counted twice).
+  const keepLexical = sem && keep > 0 ? Math.max(keep, HYBRID_LEXICAL_KEEP) : keep;
+  let marks: Uint8Array[] | null = null;
   let required = slots.length;
   let page: HitCollector;
   for (;;) {
     const use = slots.map((_, i) => i < required || mustKeep[i]!);
-    page = collect(snap, parsed, settings, req, keep, matches, idfs, use, long);
+    marks = sem ? snap.segments.map((s) => new Uint8Array(s.dead.length)) : null;
+    page = collect(snap, parsed, settings, req, keepLexical, matches, idfs, use, long, marks);
     if (page.hits.length > 0 || parsed.browse) break;
     let next = required - 1;
     while (next > 0 && mustKeep[next]) next--;
@@ -106,8 +127,40 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const matched = new Set<string>();
   for (const [i, alts] of alternatives.entries()) if (i < required || mustKeep[i]) for (const a of alts) matched.add(a.term);
   matches.release();
+  let hits = page.hits;
+  let semantic: SemanticOutcome | undefined;
+  if (sem) {
+    // Vector neighbours: the same collector, so that totals, group counts and facets count each
+    // page once; their hits are kept in a list of their own until fusion.
+    const lexical = page.startSecondList(keep);
+    const sims = new Map<LiveSegment, Float32Array | null>();
+    semantic = { lexicalOnlySegments: 0, lexicalOnlyDocs: 0, neighbours: 0 };
+    const before = page.total;
+    snap.segments.forEach((seg, si) => {
+      const sim = segmentSims(seg, sem);
+      sims.set(seg, sim);
+      if (!sim) {
+        if (seg.liveCount > 0) {
+          semantic!.lexicalOnlySegments++;
+          semantic!.lexicalOnlyDocs += seg.liveCount;
+        }
+        return;
+      }
+      const mark = marks![si]!;
+      const phrases = parsed.phrases.length ? phraseSets(seg, parsed.phrases) : [];
+      const excluded = parsed.excludes.length || parsed.excludedPhrases.length ? excludedIds(seg, parsed, settings.language) : null;
+      const t = sem.threshold;
+      page.segment(seg, phrases, excluded, (consider) => {
+        for (let id = 0; id < sim.length; id++) {
+          const s = sim[id]!;
+          if (s >= t && mark[id] !== 1) consider(id, s, 0);
+        }
+      });
+    });
+    semantic.neighbours = page.total - before;
+    hits = fuse(lexical, page.hits, sims, sem);
+  }
   // Rerank.
-  const hits = page.hits;
   orderHits(hits, req, keep > 0);
   if (!req.sort && !parsed.browse && hits.length > 1) rerankTop(hits, parsed, slots, alternatives, snap);
   if (!req.sort && !parsed.browse) contiguousFirst(hits, cjkRuns(parsed.raw));
@@ -119,6 +172,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     matched,
     usedWords: used.map((s) => s.word),
     parsed,
+    ...(semantic ? { semantic } : {}),
   };
 }
 
@@ -162,7 +216,7 @@ function contiguousFirst(hits: Hit[], split: string[]): void {
 /** One pass of page/group over the matches of the words in `use`, segment by segment. */
 function collect(
   snap: IndexSnapshot, parsed: ParsedQuery, settings: SearchSettings, req: SearchRequest, keep: number,
-  matches: WordMatches, idfs: number[], use: boolean[], orMode: boolean,
+  matches: WordMatches, idfs: number[], use: boolean[], orMode: boolean, marks: Uint8Array[] | null,
 ): HitCollector {
   const page = new HitCollector(req, keep);
   const useIdfs = idfs.filter((_, i) => use[i]);
@@ -171,7 +225,10 @@ function collect(
     const phrases = parsed.phrases.length ? phraseSets(seg, parsed.phrases) : [];
     const excluded = parsed.excludes.length || parsed.excludedPhrases.length ? excludedIds(seg, parsed, settings.language) : null;
     const rows = seg.reader.docValues().urls.length;
-    page.segment(seg, phrases, excluded, (consider) => forEachMatch(maps, useIdfs, orMode, parsed.browse, rows, consider));
+    const mark = marks?.[si];
+    page.segment(seg, phrases, excluded, (consider) =>
+      forEachMatch(maps, useIdfs, orMode, parsed.browse, rows, mark ? (id, score, typos) => ((mark[id] = 1), consider(id, score, typos)) : consider),
+    );
   });
   return page;
 }

@@ -123,7 +123,8 @@ function liveBoosts(dead: Uint8Array, dv: { status: Int32Array; boost: Float64Ar
  * so large result sets allocate no object per match.
  */
 export class HitCollector {
-  readonly hits: Hit[] = [];
+  /** The kept hits (see {@link startSecondList}). */
+  hits: Hit[] = [];
   total = 0;
   readonly perGroup: Record<string, number> = groupRecord();
   readonly facets: Facet[];
@@ -131,7 +132,7 @@ export class HitCollector {
   private readonly includeGroups: Set<string> | null;
   private readonly excludeGroups: Set<string> | null;
 
-  constructor(private readonly req: GroupRequest, private readonly keep: number) {
+  constructor(private readonly req: GroupRequest, private keep: number) {
     this.facets = req.facetDefs.map((d) => new Facet(d));
     this.facetIndex = new Map(req.facetDefs.map((d, i) => [d.id, i]));
     this.includeGroups = groupSet(req.includeContentGroups);
@@ -200,6 +201,18 @@ export class HitCollector {
       this.total++;
       this.offer(seg, id, dv.urls[id]!, group, score * dv.boost[id]!, typos);
     });
+  }
+
+  /**
+   * Starts a second list of hits, kept (`keep`, 0: all) apart from the first: later matches
+   * count in the same totals, group counts and facets. Hybrid search collects its vector
+   * neighbours this way, so a page is counted once whichever list finds it. Returns the first list.
+   */
+  startSecondList(keep: number): Hit[] {
+    const first = this.hits;
+    this.hits = [];
+    this.keep = keep;
+    return first;
   }
 
   /** Adds a hit, or with `keep`, keeps it when it is better than the worst kept hit. */

@@ -8,6 +8,8 @@ import { type IndexSnapshot, type ResultCard, engineCacheBudget, engineCacheUsed
 import { type DataPoint, type FilterValue, type ResultMapping, type Settings, safeImageUrl } from '../core/index.js';
 import { compilePattern } from '../text/index.js';
 import { runQuery, type Hit } from './engine.js';
+import type { SemanticQuery } from './hybrid.js';
+import type { SemanticMeta } from './semantic.js';
 import { dataPointKeys, groupName, groupRecord, groupSet } from './group.js';
 import { echoFilter, passes, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
@@ -31,6 +33,12 @@ export interface SearchParams {
   typoTolerance?: 'default' | 'strict' | 'off';
   /** Snippet length in characters (default 240). */
   snippetSize?: number;
+  /** Requested blend of vector ranking (0–1); absent: the project's `search.semantic.semanticRatio`. */
+  semanticRatio?: number;
+  /** Resolved by the search service (src/search/semantic.ts): the query vector, ratio and threshold. */
+  semantic?: SemanticQuery;
+  /** The embedder's failure for this query (it then ran lexically). */
+  semanticError?: string;
 }
 
 export interface SearchResult {
@@ -55,6 +63,8 @@ export interface SearchResponse {
   filterOptions: Array<Record<string, unknown>>;
   activeFilterOptions: Array<Record<string, unknown>>;
   redirect?: string;
+  /** Present when the project has an embedder and the query asked for a blend above 0. */
+  semantic?: SemanticMeta;
 }
 
 const sortKeyCache = new WeakMap<object, { generation: number; keys: string[] }>();
@@ -251,6 +261,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     facetDefs: p.filterOptions ? settings.filters : [],
     typoTolerance: p.typoTolerance,
     ...(needsAll ? {} : { topK: p.offset + p.limit }),
+    ...(p.semantic ? { semantic: p.semantic } : {}),
   });
 
   // Result mappings (Result Manager). A mapping's result is a result like any other: it obeys
@@ -364,6 +375,11 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     activeFilterOptions: p.filters.map(echoFilter),
   };
   if (redirect) out.redirect = redirect;
+  if (p.semantic) {
+    out.semantic = { ratio: p.semantic.ratio, embedder: p.semantic.fp, lexicalOnlyDocuments: res.semantic?.lexicalOnlyDocs ?? 0 };
+    if (p.semanticError) out.semantic.error = p.semanticError;
+    else if (!p.semantic.vector) out.semantic.error = 'no word of the query is known to the embedder';
+  }
   return out;
 }
 

@@ -10,7 +10,8 @@
  * (src/search/results.ts), re-exported here with its parameter and response types.
  */
 import type { IndexSnapshot, ProjectIndex } from '../index/index.js';
-import type { Settings } from '../core/index.js';
+import type { EmbedderSpec, Settings } from '../core/index.js';
+import { QueryEmbedder } from './semantic.js';
 import { SearchCache } from './cache.js';
 import type { SearchExecutor, SearchOutcome } from './executor.js';
 import type { SearchParams } from './results.js';
@@ -26,6 +27,10 @@ export interface SearchSources {
   indexes: { get(siteId: string): Promise<ProjectIndex> };
   /** Runs a search over a pinned snapshot (src/search/executor.ts). */
   executor: SearchExecutor;
+  /** The project's embedder (null or absent: lexical search only). */
+  embedderOf?: (siteId: string) => EmbedderSpec | null;
+  /** Embeds queries (one per server: its cache is shared by every project). */
+  queryEmbedder?: QueryEmbedder;
 }
 
 /**
@@ -47,6 +52,24 @@ export async function pinned<T>(sources: SearchSources, siteId: string, fn: (ind
   } finally {
     snap.release();
   }
+}
+
+const fallbackEmbedders = new WeakMap<SearchSources, QueryEmbedder>();
+
+/**
+ * `params` with the semantic part of the query resolved for the project (search and suggest):
+ * unchanged when the project has no embedder. Synchronous for the built-in embedder and cached
+ * vectors.
+ */
+export function withSemantic(sources: SearchSources, siteId: string, params: SearchParams): SearchParams | Promise<SearchParams> {
+  const spec = sources.embedderOf?.(siteId) ?? null;
+  if (!spec) return params;
+  let embedder = sources.queryEmbedder ?? fallbackEmbedders.get(sources);
+  if (!embedder) fallbackEmbedders.set(sources, (embedder = new QueryEmbedder()));
+  const settings = sources.projects.getSettings(siteId);
+  const r = embedder.resolve(spec, settings.search.semantic, params.query, params.semanticRatio);
+  const apply = (x: Awaited<typeof r>): SearchParams => (x.q ? { ...params, semantic: x.q, ...(x.error ? { semanticError: x.error } : {}) } : params);
+  return r instanceof Promise ? r.then(apply) : apply(r);
 }
 
 /**
@@ -77,8 +100,17 @@ export class SearchService {
    * project) or with the executor's error (a bug: parameters are validated before).
    */
   run(siteId: string, params: SearchParams): Promise<SearchOutcome> {
-    return pinned(this.sources, siteId, (index, snap, settings) =>
-      this.cache.get(index, snap, settings, params, () => this.sources.executor.run(index, snap, settings, params)),
-    );
+    const withSemantic = this.semantic(siteId, params);
+    const go = (p: SearchParams) =>
+      pinned(this.sources, siteId, (index, snap, settings) => this.cache.get(index, snap, settings, p, () => this.sources.executor.run(index, snap, settings, p)));
+    return withSemantic instanceof Promise ? withSemantic.then(go) : go(withSemantic);
+  }
+
+  /**
+   * `params` with the semantic part resolved (the query vector, ratio, threshold). Synchronous
+   * for the built-in embedder and cached vectors, so that the search pins in the caller's turn.
+   */
+  semantic(siteId: string, params: SearchParams): SearchParams | Promise<SearchParams> {
+    return withSemantic(this.sources, siteId, params);
   }
 }

@@ -31,7 +31,7 @@ import type { IndexSnapshot, ProjectIndex } from '../index/index.js';
 import type { Settings } from '../core/index.js';
 import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
-import { pinned, type SearchSources } from './service.js';
+import { pinned, withSemantic, type SearchSources } from './service.js';
 import { groupRecord } from './group.js';
 import { objectId } from './object-id.js';
 import { escapeHtml } from './snippet.js';
@@ -47,6 +47,8 @@ export interface SuggestParams {
   highlightQueryTerms: boolean;
   includeContentGroups: string[] | null;
   excludeContentGroups: string[] | null;
+  /** Blend of vector ranking (0–1); absent: the project's default. */
+  semanticRatio?: number;
 }
 
 /** A suggested result: the search result shape, plus `suggestionHtml` on custom results. */
@@ -82,6 +84,7 @@ export function suggestSearchParams(settings: Settings, p: SuggestParams): Searc
     limitPerGroup: p.groupResults,
     typoTolerance: settings.suggest.typoTolerance,
     snippetSize: SUGGEST_SNIPPET_SIZE,
+    ...(p.semanticRatio !== undefined ? { semanticRatio: p.semanticRatio } : {}),
   };
 }
 
@@ -426,7 +429,7 @@ export class SuggestService {
    */
   run(siteId: string, req: SuggestRequest): Promise<string> {
     return pinned(this.sources, siteId, async (index, snap, settings) => {
-      const answer = await this.cache.getAsync(snap, settings, req, index, (sp) => this.sources.executor.run(index, snap, settings, sp));
+      const answer = await this.cache.getAsync(snap, settings, req, index, async (sp) => this.sources.executor.run(index, snap, settings, await withSemantic(this.sources, siteId, sp)));
       const qs = req.maxQuerySuggestions > 0 ? this.sources.querySuggestions(siteId, req.query, { max: req.maxQuerySuggestions, minSearches: settings.suggest.minSearches }) : [];
       return suggestBody(req.query, answer, qs, req.highlightQueryTerms);
     });

@@ -63,6 +63,7 @@ t.test('every setting is read from the environment', async (t) => {
     SITESIFT_RATE_MAX_CLIENTS: '1000',
     SITESIFT_METRICS_ADDRESS: '[::1]:9464',
     SITESIFT_TEST_PAUSE_IN: 'merge',
+    SITESIFT_WORD_VECTORS: '/tmp/wv.bin',
   });
   t.same(
     { ...c },
@@ -104,6 +105,7 @@ t.test('every setting is read from the environment', async (t) => {
       rateIndexBurst: 7,
       rateMaxClients: 1000,
       metricsAddress: { host: '::1', port: 9464 },
+      wordVectors: '/tmp/wv.bin',
       testPauseIn: 'merge',
     },
   );

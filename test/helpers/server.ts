@@ -66,7 +66,8 @@ export interface TestServerOptions {
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDataDir();
   // Tests send bursts no visitor would; the rate-limit tests turn the limits on in `env`.
-  const env = { SITESIFT_REFRESH_MS: '50', SITESIFT_WORKERS: '2', SITESIFT_RATE_PUBLIC_PER_SECOND: '0', SITESIFT_RATE_INDEX_PER_SECOND: '0', ...opts.env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir };
+  // Semantic search is off unless a test gives word vectors (SITESIFT_WORD_VECTORS, a fixture).
+  const env = { SITESIFT_WORD_VECTORS: 'none', SITESIFT_REFRESH_MS: '50', SITESIFT_WORKERS: '2', SITESIFT_RATE_PUBLIC_PER_SECOND: '0', SITESIFT_RATE_INDEX_PER_SECOND: '0', ...opts.env, HOST: '127.0.0.1', PORT: '0', SITESIFT_DATA_DIR: dataDir };
   const config = loadConfig([], env);
   let printed = '';
   const out = new PassThrough();

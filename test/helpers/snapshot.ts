@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeSegment, NFIELDS, type SegmentEntry, SegmentReader, type IndexSnapshot, type LiveSegment } from '../../src/index/index.js';
+import type { WriteOptions } from '../../src/index/segment-write.js';
 import type { PageDoc } from '../../src/core/index.js';
 
 /**
@@ -11,6 +12,7 @@ import type { PageDoc } from '../../src/core/index.js';
 export function snapshotOf(
   batches: Array<Array<PageDoc | { delete: string }>>,
   keepDir?: string,
+  write: Partial<WriteOptions> = {},
 ): IndexSnapshot & { cleanup(): void } {
   const dir = keepDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'snap-'));
   if (keepDir) fs.mkdirSync(keepDir, { recursive: true });
@@ -31,7 +33,7 @@ export function snapshotOf(
       }
     }
     const file = path.join(dir, `s${bi}.seg`);
-    writeSegment(file, entries, deletes, { defaultLanguage: 'en' });
+    writeSegment(file, entries, deletes, { defaultLanguage: 'en', ...write });
     readers.push(SegmentReader.open(file));
   });
   return snapshotOfReaders(readers, keepDir ? null : dir);

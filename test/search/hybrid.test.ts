@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { runQuery, type SearchRequest } from '../../src/search/engine.js';
+import type { SemanticQuery } from '../../src/search/hybrid.js';
+import { docParts, embedParts, loadWordVectors } from '../../src/text/index.js';
+import type { PageDoc, SearchSettings } from '../../src/core/index.js';
+import { snapshotOf } from '../helpers/snapshot.js';
+import { makeDoc } from '../helpers/docs.js';
+import { FIXTURE_FP, writeFixtureWordVectors } from '../helpers/word-vectors.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hybrid-'));
+t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+const wv = loadWordVectors(writeFixtureWordVectors(dir));
+const write = { embed: (d: PageDoc) => embedParts(wv, docParts(d)), embedder: FIXTURE_FP };
+
+const settings: SearchSettings = {
+  language: 'en', stopWords: null, typoTolerance: 'default',
+  fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 }, synonyms: [], resultMappings: [],
+};
+const colour = (c: string): PageDoc['filters'] => [{ key: 'fid#1', value: [c] }];
+const docs: PageDoc[] = [
+  makeDoc('https://h.test/rollback', 'ROLLBACK', 'abort the current transaction and revert its changes', { filters: colour('red') }),
+  makeDoc('https://h.test/savepoint', 'SAVEPOINT', 'rollback part of a transaction', { filters: colour('blue') }),
+  makeDoc('https://h.test/perf', 'Performance tips', 'speed up slow queries', { filters: colour('red') }),
+  makeDoc('https://h.test/create', 'CREATE TABLE', 'define a new table in the database', { filters: colour('blue') }),
+  makeDoc('https://h.test/cake', 'Chocolate cake', 'a recipe', { contentGroup: 'Blog', filters: colour('red') }),
+];
+const sem = (query: string, ratio = 0.5, threshold = 0.5): SemanticQuery => ({ ratio, fp: FIXTURE_FP, threshold, vector: embedParts(wv, [{ text: query, weight: 1 }]) });
+const req = (query: string, extra: Partial<SearchRequest> = {}): SearchRequest => ({
+  query, filters: [], sort: null, sortOrder: 'ASC', includeContentGroups: null, excludeContentGroups: null, facetDefs: [], topK: 10,
+  semantic: sem(query), ...extra,
+});
+const urls = (r: ReturnType<typeof runQuery>) => r.hits.map((h) => h.url.replace('https://h.test/', ''));
+
+t.test('a question without the page\'s words finds it through its vector; lexical search finds nothing', async (t) => {
+  const s = snapshotOf([docs], undefined, write);
+  t.teardown(() => s.cleanup());
+  const r = runQuery(s, settings, req('undo a mistake'));
+  t.same(urls(r).slice(0, 2).sort(), ['rollback', 'savepoint'], 'the two pages about undoing');
+  t.equal(r.total, 2, 'only neighbours above the threshold count');
+  t.equal(r.semantic?.neighbours, 2);
+  t.equal(r.semantic?.lexicalOnlySegments, 0);
+  t.equal(runQuery(s, settings, req('undo a mistake', { semantic: sem('undo a mistake', 0) })).total, 0, 'ratio 0: lexical only');
+  t.equal(runQuery(s, settings, req('undo a mistake', { semantic: undefined })).total, 0, 'no semantic part: lexical only');
+  const fast = runQuery(s, settings, req('make it faster'));
+  t.same(urls(fast)[0], 'perf');
+});
+
+t.test('nonsense stays at zero results: unknown words have no vector, far neighbours are below the threshold', async (t) => {
+  const s = snapshotOf([docs], undefined, write);
+  t.teardown(() => s.cleanup());
+  t.equal(runQuery(s, settings, req('xyzzy plugh')).total, 0, 'no known word');
+  // "new" alone points along a noise axis: similar to nothing above the threshold.
+  const r = runQuery(s, settings, req('zzz', { semantic: { ...sem('new'), threshold: 0.9 } }));
+  t.equal(r.total, 0, 'known word, no close neighbour');
+});
+
+t.test('hybrid results respect filters, content groups and exclusions, and count each page once', async (t) => {
+  const s = snapshotOf([docs], undefined, write);
+  t.teardown(() => s.cleanup());
+  const red = runQuery(s, settings, req('undo a mistake', { filters: [{ key: 'fid#1', type: 'multiple', values: ['red'] }] }));
+  t.same(urls(red), ['rollback'], 'the filter applies to neighbours');
+  t.equal(red.total, 1);
+  const cake = runQuery(s, settings, req('chocolate recipe', { includeContentGroups: ['_'] }));
+  t.same(urls(cake), [], 'the lexical match and the neighbour in Blog are both outside the groups');
+  t.equal(cake.total, 0);
+  const blog = runQuery(s, settings, req('chocolate recipe'));
+  t.same(urls(blog), ['cake'], 'a page matched both ways is one result');
+  t.equal(blog.total, 1);
+  t.same(blog.perGroup, { Blog: 1 });
+  const both = runQuery(s, settings, req('rollback transaction'));
+  t.equal(new Set(urls(both)).size, urls(both).length, 'no page twice');
+  t.same(urls(runQuery(s, settings, req('undo a mistake -savepoint'))), ['rollback'], 'an excluded word excludes neighbours too');
+  const facets = runQuery(s, settings, req('undo a mistake', { facetDefs: [{ id: 'fid#1', name: 'Colour', type: 'multiple' }] }));
+  t.same(facets.facets.map((f) => (f as { values: Array<{ value: string; count: number }> }).values.map((v) => [v.value, v.count]).sort()), [[['blue', 1], ['red', 1]]], 'facets count neighbours');
+});
+
+t.test('identical ranking and totals however the index is split', async (t) => {
+  const extra = [makeDoc('https://h.test/old', 'Old', 'revert obsolete'), makeDoc('https://h.test/perf', 'Stale', 'stale text')];
+  const one = snapshotOf([[...extra, ...docs, { delete: 'https://h.test/old' }]], undefined, write);
+  const many = snapshotOf([[extra[0]!, extra[1]!], docs.slice(0, 2), docs.slice(2, 4), [docs[4]!, { delete: 'https://h.test/old' }]], undefined, write);
+  t.teardown(() => (one.cleanup(), many.cleanup()));
+  for (const q of ['undo a mistake', 'make it faster', 'rollback transaction', 'table', 'chocolate recipe', 'database queries']) {
+    for (const ratio of [0.25, 0.5, 1]) {
+      const a = runQuery(one, settings, req(q, { semantic: sem(q, ratio) }));
+      const b = runQuery(many, settings, req(q, { semantic: sem(q, ratio) }));
+      t.same(urls(b), urls(a), `same order for ${q} at ${ratio}`);
+      t.same(b.hits.map((h) => h.score.toFixed(9)), a.hits.map((h) => h.score.toFixed(9)), `same scores for ${q} at ${ratio}`);
+      t.equal(b.total, a.total, `same total for ${q} at ${ratio}`);
+    }
+  }
+  t.notOk(urls(runQuery(many, settings, req('revert obsolete'))).includes('old'), 'a deleted page is no neighbour');
+});
+
+t.test('segments without vectors in the query\'s space are searched lexically and counted', async (t) => {
+  const s = snapshotOf([docs.slice(0, 2), docs.slice(2)], undefined, {});
+  t.teardown(() => s.cleanup());
+  const r = runQuery(s, settings, req('undo a mistake'));
+  t.equal(r.total, 0);
+  t.same(r.semantic, { lexicalOnlySegments: 2, lexicalOnlyDocs: 5, neighbours: 0 });
+});
