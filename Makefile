@@ -105,6 +105,7 @@ screenshots: web
 
 relevance: setup embeddings
 	$(TSX) bench/relevance.ts
+	$(TSX) bench/relevance-semantic.ts
 
 # make reindex SITE=docs FILE=pages.jsonl [BASE_URL=https://…/ for relative urls] [MODE=replace]  (the server must be running)
 # MODE=replace builds a fresh index beside the live one and swaps it in: pages not in FILE are gone.
