@@ -99,7 +99,7 @@ t.test('the store embeds at build, re-embeds in the background when the embedder
   const dir = tempDir(t);
   const table = writeFixtureWordVectors(dir);
   const fake = await fakeEmbedder(t);
-  const httpSettings = { url: fake.url, model: 'fake', dimensions: 3, apiKey: null, batchSize: 2, timeoutMs: 2000, retries: 0 };
+  const httpSettings = { url: fake.url, model: 'fake', dimensions: 3, apiKey: null, batchSize: 2, timeoutMs: 30_000, retries: 0 };
   const builtin: EmbedderSpec = { kind: 'builtin', fp: FIXTURE_FP, table };
   const httpSpec: EmbedderSpec = { kind: 'http', fp: embedderFingerprint('http', httpSettings), ...httpSettings };
   let spec: EmbedderSpec | null = builtin;
