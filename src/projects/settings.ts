@@ -69,7 +69,7 @@ function defaultSearch(): SearchSettings {
 }
 
 /** Default `semanticRatio` of a project: the blend measured best on paraphrase and known-item sets (docs/SEARCH.md). */
-export const DEFAULT_SEMANTIC_RATIO = 0.5;
+export const DEFAULT_SEMANTIC_RATIO = 0.25;
 
 function defaultSemantic(): SemanticSettings {
   return {
