@@ -9,7 +9,7 @@
  * downloads of a second run fast. Needs the npm registry or a warm npm cache.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +40,25 @@ t.teardown(() => {
   }
 });
 
+/**
+ * The tracked files copied beside the test, with the installed node_modules linked in: the
+ * prepack build then writes its dist/ there, never into the checkout whose dist/ and dist/web
+ * other test files run from at the same time.
+ */
+function checkoutCopy(): string {
+  const copy = path.join(work, 'checkout');
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const f of tracked) {
+    if (!existsSync(path.join(root, f))) continue;
+    mkdirSync(path.dirname(path.join(copy, f)), { recursive: true });
+    cpSync(path.join(root, f), path.join(copy, f));
+  }
+  symlinkSync(path.join(root, 'node_modules'), path.join(copy, 'node_modules'));
+  return copy;
+}
+
 t.test('npm pack: built dist, web assets and bin; no tests, benchmarks or TypeScript sources', async (t) => {
-  execFileSync('npm', ['pack', '--pack-destination', work], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '--pack-destination', work], { cwd: checkoutCopy(), env, stdio: ['ignore', 'ignore', 'inherit'] });
   const files = execFileSync('tar', ['tzf', path.join(work, tgzName)], { encoding: 'utf8' }).split('\n').filter(Boolean);
   for (const f of ['package/package.json', 'package/bin/sitesift', 'package/dist/src/cli.js', 'package/dist/src/server.js', 'package/dist/workers/index.js', 'package/dist/jobs/index.js', 'package/dist/web/manifest.json', 'package/README.md']) {
     t.ok(files.includes(f), f);
