@@ -2,9 +2,8 @@
  * `sitesift crawl` and `sitesift sitemap` end to end: the CLI (in-process) drives a real server
  * that crawls a fixture site on 127.0.0.1.
  */
-import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { runCli } from '../../../src/cli.js';
+import { runCliAgainst } from '../../helpers/cli.js';
 import { api, startTestServer, type TestServer } from '../../helpers/server.js';
 import { startSiteServer, type SiteServer } from '../../crawl/helpers/site-server.js';
 
@@ -30,14 +29,7 @@ t.teardown(async () => {
 });
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await runCli([...args, '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
-  return { code, stdout: out, stderr: err };
+  return runCliAgainst(s, [...args]);
 }
 
 t.test('crawl --wait, crawl --page, sitemap', async (t) => {

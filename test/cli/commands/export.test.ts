@@ -4,9 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { runCli } from '../../../src/cli.js';
+import { runCliAgainst } from '../../helpers/cli.js';
 import { api, startTestServer, tempDataDir } from '../../helpers/server.js';
 
 t.test('export <siteId>, --all, --json, usage errors', async (t) => {
@@ -14,14 +13,7 @@ t.test('export <siteId>, --all, --json, usage errors', async (t) => {
   t.equal((await api(s.url, '/admin/projects', { method: 'POST', token: s.masterKey, json: { siteId: 'other' } })).status, 201);
   await api(s.url, `/sites/pageJson?token=${s.token}&refresh=true`, { method: 'POST', json: { url: 'https://a.test/x', title: 'Hello', content: 'Some words.' } });
   async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (c: Buffer) => (out += c.toString()));
-    stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await runCli(['export', ...args, '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
-    return { code, stdout: out, stderr: err };
+    return runCliAgainst(s, ['export', ...args]);
   }
   const dir = tempDataDir(t);
   const rel = path.relative(process.cwd(), dir);

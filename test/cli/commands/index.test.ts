@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { runCli } from '../../../src/cli.js';
+import { runCliAgainst } from '../../helpers/cli.js';
 import { api, startTestServer, type TestServer } from '../../helpers/server.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'ingest');
@@ -21,14 +22,7 @@ t.before(async () => {
 t.teardown(() => s.close());
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await runCli(['index', ...args, '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
-  return { code, stdout: out, stderr: err };
+  return runCliAgainst(s, ['index', ...args]);
 }
 
 async function listed(fragment: string): Promise<string[]> {

@@ -2,22 +2,14 @@
  * `sitesift keys create --scopes` end to end: the CLI (runCli, in-process) against a real
  * server on 127.0.0.1; the key it prints is refused outside its scopes.
  */
-import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { runCli } from '../../../src/cli.js';
+import { runCliAgainst } from '../../helpers/cli.js';
 import { api, startTestServer } from '../../helpers/server.js';
 
 t.test('keys create --scopes, keys list shows them', async (t) => {
   const s = await startTestServer({ t });
   async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (c: Buffer) => (out += c.toString()));
-    stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await runCli(['keys', ...args, '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
-    return { code, stdout: out, stderr: err };
+    return runCliAgainst(s, ['keys', ...args]);
   }
   const created = await cli(['create', 'default', '--label', 'box', '--scopes', 'search, index']);
   t.equal(created.code, 0, created.stderr);
