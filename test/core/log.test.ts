@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { componentLogger, createLogger, isoTime, runWithRequestId, REDACTED } from '../../src/core/log.js';
+import { componentLogger, createLogger, isoTime, runWithRequestId, serverDestination, REDACTED } from '../../src/core/log.js';
 import { loadConfig } from '../../src/core/config.js';
 
 /** A destination that keeps each line parsed (pino writes one line per call). */
@@ -167,6 +167,32 @@ throw new Error('crash after logging');
     t.equal(lines.at(-1).i, 19999, `${how}: in order to the last`);
     t.equal(r.status, how === 'exit' ? 3 : 1, `${how}: exit status`);
   }
+});
+
+t.test('the server destination batches info lines (one write per batch, not per request); warn and error lines write everything pending at once, in order', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sitesift-log-'));
+  const file = path.join(dir, 'log');
+  const fd = openSync(file, 'a');
+  t.teardown(() => closeSync(fd));
+  const read = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg);
+  const until = async (n: number) => {
+    for (let i = 0; i < 500 && read().length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  // A flush interval longer than the test: only a warn line or an explicit flush writes.
+  const held = createLogger('info', serverDestination(fd, 600_000));
+  for (let i = 0; i < 3; i++) {
+    held.info(`access ${i}`);
+    await new Promise((r) => setTimeout(r, 20)); // time for a write, had one been started
+  }
+  t.same(read(), [], 'info lines wait in the buffer');
+  held.warn('slow');
+  await until(4);
+  t.same(read(), ['access 0', 'access 1', 'access 2', 'slow'], 'a warn line writes what was pending, then itself');
+  // The flush timer writes a pending info line without any warn line.
+  const timed = createLogger('info', serverDestination(fd, 20));
+  timed.info('after the timer');
+  await until(5);
+  t.same(read().at(-1), 'after the timer');
 });
 
 t.test('isoTime is toISOString for every time value: across second, day and year boundaries, backwards, before 1970, beyond 9999', async (t) => {
