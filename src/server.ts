@@ -18,6 +18,7 @@ import { type Config, componentLogger, createLogger, type Logger, createPool, ru
 import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
 import { createSearchExecutor, QueryEmbedder, SearchService, SuggestCache, SuggestService } from './search/index.js';
 import { embedderSpec, ProjectRegistry } from './projects/index.js';
+import { loadWordVectors, sharedWordVectors } from './text/index.js';
 import type { Services } from './services.js';
 import { CrawlService } from './crawl/index.js';
 import { batchedPoolFetch } from './fetch/index.js';
@@ -167,8 +168,19 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // A read-only search node gets its projects from the snapshot, so only a primary bootstraps one.
     const firstProject = fresh && generatedKey && cfg.role === 'primary' ? projects.createProject('default', 'Default project') : null;
 
+    // The built-in embedder's word vectors (make embeddings); without them, projects using it search lexically.
+    const wordVectors = cfg.wordVectors !== 'none' && existsSync(cfg.wordVectors) ? cfg.wordVectors : null;
+    if (!wordVectors && cfg.wordVectors !== 'none') log.warn({ file: cfg.wordVectors }, 'word vectors missing (run make embeddings): the built-in embedder is off, its projects search lexically');
+    // Loaded once here and shared with the pool threads that embed pages (one copy in the process).
+    if (wordVectors) {
+      try {
+        loadWordVectors(wordVectors);
+      } catch (err) {
+        log.warn({ file: wordVectors, err: (err as Error).message }, 'word vectors unreadable: projects using the built-in embedder search lexically');
+      }
+    }
     // Warm threads (workers/warm-up.ts): started now and kept, so a crawl never runs on cold code.
-    const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true });
+    const pool = createPool({ workers: cfg.workers, nice: cfg.workerNice, warmUp: true, shared: { wordVectors: sharedWordVectors() } });
     cleanups.push(() => pool.destroy());
     // One memory budget (src/core/memory.ts): each thread and cache gets its share of it.
     const memory = planMemory(cfg);
@@ -176,9 +188,6 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     const executor = createSearchExecutor(cfg.searchThreads, memory.main.search ?? memory.searchThreads.share!, cfg.openProjects);
     cleanups.push(() => executor.close());
 
-    // The built-in embedder's word vectors (make embeddings); without them, projects using it search lexically.
-    const wordVectors = cfg.wordVectors !== 'none' && existsSync(cfg.wordVectors) ? cfg.wordVectors : null;
-    if (!wordVectors && cfg.wordVectors !== 'none') log.warn({ file: cfg.wordVectors }, 'word vectors missing (run make embeddings): the built-in embedder is off, its projects search lexically');
     const embedderOf = (siteId: string) => (projects.hasProject(siteId) ? embedderSpec(projects.getSettings(siteId).search.semantic, wordVectors) : null);
 
     // ---- stores owned by other folders -------------------------------------------------

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { TASKS, type TaskName } from '../src/core/index.js';
+import { adoptWordVectors, type SharedWordVectors } from '../src/text/index.js';
 
 type TaskModule = { default: (payload: Record<string, unknown>) => unknown };
 
@@ -55,6 +56,9 @@ export default async function dispatch(message: { task?: unknown } & Record<stri
   const mod = await loadTask(task as TaskName);
   return mod.default(message);
 }
+
+// The word vectors the main thread loaded (createPool's `shared`): one copy for every thread.
+adoptWordVectors((workerData as { shared?: { wordVectors?: Record<string, SharedWordVectors> } } | null)?.shared?.wordVectors);
 
 /** Set by createPool's `warmUp` (src/core/pool.ts). */
 const WARM_UP = (workerData as { warmUp?: unknown } | null)?.warmUp === true;

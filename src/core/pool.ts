@@ -50,6 +50,12 @@ export interface PoolOptions {
    * its first task, so a crawl or build never pays V8's warm-up on its first pages.
    */
   warmUp?: boolean;
+  /**
+   * Read-only data every thread shares instead of loading its own copy (worker data `shared`),
+   * e.g. `{ wordVectors: sharedWordVectors() }` (src/text/word-vectors.ts): SharedArrayBuffers
+   * are shared between threads, not copied, so the memory counts once.
+   */
+  shared?: Record<string, unknown>;
 }
 
 /**
@@ -76,7 +82,7 @@ export function createPool(opts: PoolOptions): Piscina {
     maxThreads: Math.max(1, opts.workers),
     idleTimeout: opts.idleTimeoutMs ?? 30_000,
     execArgv,
-    workerData: { nice: opts.nice ?? 10, warmUp: opts.warmUp === true },
+    workerData: { nice: opts.nice ?? 10, warmUp: opts.warmUp === true, shared: opts.shared ?? {} },
     // The dispatcher's export that resolves once the thread has warmed up (workers/index.ts).
     ...(opts.warmUp ? { name: 'dispatchWhenWarm' } : {}),
     ...(youngMb > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb } } : {}),

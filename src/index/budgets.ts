@@ -95,8 +95,11 @@ export interface ThreadCacheUsage {
   engine: { [K in keyof typeof engineCacheBudget]: { budgetMb: number; usedMb: number } };
   /** Page caches of the thread's segment connections: their budget together, how many, each one's size. */
   readerPageCaches: { budgetMb: number; connections: number; eachKb: number };
-  /** The thread's V8 heap: live objects, what V8 holds for it, and its limit. */
-  heap: { usedMb: number; totalMb: number; limitMb: number };
+  /**
+   * The thread's V8 heap: live objects, what V8 holds for it, and its limit; `externalMb`: memory
+   * outside the heap that its objects hold (typed arrays, Buffers, SQLite blobs being read).
+   */
+  heap: { usedMb: number; totalMb: number; limitMb: number; externalMb: number };
 }
 
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
@@ -104,10 +107,11 @@ const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 /** This thread's {@link ThreadCacheUsage} (`GET /admin/memory`). */
 export function threadCacheUsage(): ThreadCacheUsage {
   const h = getHeapStatistics();
+  const m = process.memoryUsage();
   const one = (k: keyof typeof engineCacheBudget) => ({ budgetMb: mib(engineCacheBudget[k]), usedMb: mib(Math.max(0, engineCacheUsed[k])) });
   return {
     engine: { postings: one('postings'), impacts: one('impacts'), cards: one('cards') },
     readerPageCaches: { budgetMb: mib(readerPageCaches.budgetKb * 1024), connections: readerPageCaches.size, eachKb: readerPageCaches.perConnectionKb },
-    heap: { usedMb: mib(h.used_heap_size), totalMb: mib(h.total_heap_size), limitMb: mib(h.heap_size_limit) },
+    heap: { usedMb: mib(h.used_heap_size), totalMb: mib(h.total_heap_size), limitMb: mib(h.heap_size_limit), externalMb: mib(m.external) },
   };
 }

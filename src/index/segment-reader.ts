@@ -37,17 +37,52 @@ export interface SegmentVectors {
   has: Uint8Array;
 }
 
-/** One cached postings list. */
-interface PostingsEntry extends ClockEntry {
-  p: Postings | null;
-  owner: Map<string, PostingsEntry>;
-  term: string;
+/** What a reader decoded from its file and keeps until evicted: postings lists and row vectors. */
+interface DecodedEntry extends ClockEntry {
+  /** Forgets the entry in its reader (the CLOCK has already removed it). */
+  drop(): void;
 }
+
+/** One cached postings list. */
+class PostingsEntry implements DecodedEntry {
+  used = false;
+  constructor(
+    readonly p: Postings | null,
+    readonly bytes: number,
+    private readonly owner: Map<string, PostingsEntry>,
+    private readonly term: string,
+  ) {}
+  drop(): void {
+    this.owner.delete(this.term);
+  }
+}
+
+/** A segment's row vectors (hybrid search, similar pages): `rows × dims × 4` bytes per thread. */
+class VectorsEntry implements DecodedEntry {
+  used = false;
+  constructor(
+    readonly v: SegmentVectors | null,
+    readonly bytes: number,
+    private readonly drop_: () => void,
+  ) {}
+  drop(): void {
+    this.drop_();
+  }
+}
+
 /**
- * Eviction order of every reader's cached postings in this thread, all segments of all projects
- * together (insertion order, CLOCK: see evictByClock).
+ * Eviction order of what every reader of this thread decoded (postings lists and row vectors
+ * of all segments of all projects together), charged to the `postings` engine budget
+ * (insertion order, CLOCK: see evictByClock).
  */
-const postingsClock = new Set<PostingsEntry>();
+const decodedClock = new Set<DecodedEntry>();
+
+/** Adds a decoded entry to this thread's budget, evicting others (or it) when over. */
+function chargeDecoded(e: DecodedEntry): void {
+  decodedClock.add(e);
+  engineCacheUsed.postings += e.bytes;
+  if (engineCacheUsed.postings > engineCacheBudget.postings) evictByClock('postings', decodedClock, (x) => x.drop());
+}
 
 /** SQLite page cache (KiB) of each segment reader connection. */
 export const READER_CACHE_KB = 2048;
@@ -91,8 +126,8 @@ export class SegmentReader {
   private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
   /** This reader's cached postings (entries also sit in the shared eviction order). */
   private readonly postingsMap = new Map<string, PostingsEntry>();
-  /** Row vectors, loaded on first use (undefined: not yet read; null: none). */
-  private vecs: SegmentVectors | null | undefined;
+  /** Row vectors, loaded on first use and evictable like postings (undefined: not read or evicted). */
+  private vecs: VectorsEntry | undefined;
   /** Run once at close (engine caches kept outside the reader drop its entries then). */
   private readonly closeHooks: Array<() => void> = [];
 
@@ -248,28 +283,37 @@ export class SegmentReader {
 
   /**
    * The rows' vectors when this segment was embedded with the embedder named `fp`, else null
-   * (searched lexically). Read once through a short-lived connection and kept for the
-   * reader's lifetime: dims × 4 bytes per row.
+   * (searched lexically). Read through a short-lived connection and kept like decoded postings:
+   * dims × 4 bytes per row, charged to this thread's postings budget and evicted with them
+   * (read again on the next use), so a thread never holds every segment's vectors beyond its share.
    */
   vectors(fp: string): SegmentVectors | null {
     if (this.info.embedder !== fp) return null;
-    if (this.vecs === undefined) {
-      this.vecs = scanWith(this.path, (db) => {
-        const n = this.info.docCount;
-        let out: SegmentVectors | null = null;
-        for (const [id, blob] of db.prepare('SELECT id, v FROM vecs ORDER BY id').raw().iterate() as IterableIterator<[number, Buffer]>) {
-          if (!out) {
-            const dims = blob.length >> 2;
-            out = { fp, dims, data: new Float32Array(n * dims), has: new Uint8Array(n) };
-          }
-          if (blob.length !== out.dims * 4 || id < 0 || id >= n) continue;
-          out.data.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.length)), id * out.dims);
-          out.has[id] = 1;
-        }
-        return out ?? { fp, dims: 0, data: new Float32Array(0), has: new Uint8Array(n) };
-      });
+    const cached = this.vecs;
+    if (cached) {
+      cached.used = true;
+      return cached.v;
     }
-    return this.vecs;
+    const v = scanWith(this.path, (db) => {
+      const n = this.info.docCount;
+      let out: SegmentVectors | null = null;
+      for (const [id, blob] of db.prepare('SELECT id, v FROM vecs ORDER BY id').raw().iterate() as IterableIterator<[number, Buffer]>) {
+        if (!out) {
+          const dims = blob.length >> 2;
+          out = { fp, dims, data: new Float32Array(n * dims), has: new Uint8Array(n) };
+        }
+        if (blob.length !== out.dims * 4 || id < 0 || id >= n) continue;
+        out.data.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.length)), id * out.dims);
+        out.has[id] = 1;
+      }
+      return out ?? { fp, dims: 0, data: new Float32Array(0), has: new Uint8Array(n) };
+    });
+    const e: VectorsEntry = new VectorsEntry(v, (v?.data.byteLength ?? 0) + (v?.has.byteLength ?? 0) + 96, () => {
+      if (this.vecs === e) this.vecs = undefined;
+    });
+    this.vecs = e;
+    chargeDecoded(e);
+    return v;
   }
 
   /** The stored vector of row `id` when embedded with `fp` (the similar-pages route), else null. */
@@ -350,11 +394,9 @@ export class SegmentReader {
     const blob = this.stmtTerm.get(term) as Buffer | undefined;
     const p = blob ? decodePostings(blob) : null;
     const bytes = (p ? p.ids.byteLength + p.tfs.byteLength : 0) + 96 + term.length * 2;
-    const e: PostingsEntry = { p, bytes, used: false, owner: this.postingsMap, term };
+    const e = new PostingsEntry(p, bytes, this.postingsMap, term);
     this.postingsMap.set(term, e);
-    postingsClock.add(e);
-    engineCacheUsed.postings += bytes;
-    if (engineCacheUsed.postings > engineCacheBudget.postings) evictByClock('postings', postingsClock, (x) => x.owner.delete(x.term));
+    chargeDecoded(e);
     return p;
   }
 
@@ -390,10 +432,12 @@ export class SegmentReader {
   close(): void {
     for (const hook of this.closeHooks.splice(0)) hook();
     for (const e of this.postingsMap.values()) {
-      postingsClock.delete(e);
+      decodedClock.delete(e);
       engineCacheUsed.postings -= e.bytes;
     }
     this.postingsMap.clear();
+    if (this.vecs && decodedClock.delete(this.vecs)) engineCacheUsed.postings -= this.vecs.bytes;
+    this.vecs = undefined;
     readerPageCaches.delete(this.db);
     if (this.db.open) this.db.close();
   }

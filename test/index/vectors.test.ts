@@ -7,6 +7,8 @@ import type { EmbedderSpec, PageDoc } from '../../src/core/index.js';
 import { mergeSegments, writeSegment, SegmentReader } from '../../src/index/index.js';
 import { docParts, embedderFingerprint, embedParts, loadWordVectors, type EmbeddableDoc } from '../../src/text/index.js';
 import { doc, openStore, realPool, tempDir } from './helpers.js';
+import { DEFAULT_SEARCH_MEMORY_MB } from '../../src/core/index.js';
+import { engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/index/budgets.js';
 import { FIXTURE_FP, writeFixtureWordVectors } from '../helpers/word-vectors.js';
 
 const entries = (docs: PageDoc[]) => docs.map((d, i) => ({ seq: i + 1, at: i + 1, firstAt: i + 1, doc: d }));
@@ -140,4 +142,36 @@ t.test('the store embeds at build, re-embeds in the background when the embedder
   snap.release();
   t.equal(fake.state.texts, 3, 'the three searchable pages were sent once');
   t.equal(again.embedError(), null);
+});
+
+t.test("a segment's vectors count in the thread's postings budget and are evicted with it, then read again", async (t) => {
+  const saved = { ...engineCacheUsed };
+  t.teardown(() => setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB));
+  const dir = tempDir(t);
+  const wv = loadWordVectors(writeFixtureWordVectors(dir));
+  const embed = (d: EmbeddableDoc) => embedParts(wv, docParts(d));
+  // 400 rows × 6 dims × 4 bytes: 9.6 KB of vectors.
+  const many = Array.from({ length: 400 }, (_, i) => doc(`https://v.test/p${i}`, `revert slow cake ${i}`, { title: `Page ${i}` }));
+  const file = path.join(dir, 'many.seg');
+  writeSegment(file, entries(many), [], { defaultLanguage: 'en', embed, embedder: FIXTURE_FP });
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  const before = engineCacheUsed.postings;
+  const v = r.vectors(FIXTURE_FP)!;
+  t.ok(v.data.byteLength >= 400 * 6 * 4);
+  t.ok(engineCacheUsed.postings - before >= v.data.byteLength, 'loading them charges their bytes to the postings budget');
+  t.equal(r.vectors(FIXTURE_FP), v, 'kept while they fit');
+
+  // A budget smaller than the vectors: the next decoded entry evicts them, and they are read again.
+  setSearchMemoryMb(0.02);
+  t.ok(engineCacheBudget.postings < v.data.byteLength);
+  r.postings('revert');
+  t.ok(engineCacheUsed.postings <= engineCacheBudget.postings, `the thread stays within its postings budget (${engineCacheUsed.postings} ≤ ${engineCacheBudget.postings})`);
+  const again = r.vectors(FIXTURE_FP)!;
+  t.not(again, v, 'evicted: read again from the file');
+  t.same([...again.data.subarray(0, 12)], [...v.data.subarray(0, 12)], 'with the same values');
+
+  setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB);
+  r.close();
+  t.equal(engineCacheUsed.postings, saved.postings, 'closing the reader releases its charge');
 });
