@@ -60,6 +60,8 @@ async function main(): Promise<void> {
   const ratios = [...new Set([...RATIOS, DEFAULT_SEMANTIC_RATIO])].sort();
   const server = await startBenchServer({ mode: process.env.BENCH_SERVER === 'dist' ? 'dist' : 'tsx', env: { SITESIFT_WORKERS: '2', SITESIFT_RATE_PUBLIC_PER_SECOND: '0' } });
   const rows: Array<{ ratio: number; para: ReturnType<typeof mrr>; zero: number; kinds: Record<string, number>; cran: number; map: number }> = [];
+  // Known-item reciprocal ranks per ratio, to name the queries the default loses against lexical.
+  const knownRr = new Map<number, number[]>();
   try {
     await createProject(server, 'pgdocs');
     await createProject(server, 'cranfield');
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
       const p = await mapLimit(para, 4, (q) => ask(server, 'pgdocs', q.q, 10, r));
       const k = await mapLimit(known, 4, (q) => ask(server, 'pgdocs', q.q, 10, r));
       const c = await mapLimit(cran.queries, 4, async (q) => ({ id: q.id, ranked: (await ask(server, 'cranfield', q.text, CRAN_DEPTH, r)).urls.map((u) => u.slice(CRAN_BASE.length)) }));
+      knownRr.set(r, known.map((q, i) => knownItemScores(k[i]!.urls, PG_BASE + q.url).rr));
       const kinds: Record<string, number> = {};
       for (const kind of KINDS) {
         const idx = known.map((q, i) => (q.kind === kind ? i : -1)).filter((i) => i >= 0);
@@ -107,8 +110,21 @@ async function main(): Promise<void> {
     ...rows.map((x) => `| ${x.ratio}${x.ratio === DEFAULT_SEMANTIC_RATIO ? ' (default)' : ''} | ${fmt(x.para.mrr)} | ${fmt(x.para.s1)} | ${fmt(x.para.s10)} | ${x.zero} | ${KINDS.map((k) => fmt(x.kinds[k]!)).join(' | ')} | ${fmt(x.cran)} | ${fmt(x.map)} |`),
     ...peers.map(([n, s]) => `| ${n} | ${fmt(s.mrr)} | ${fmt(s.s1)} | ${fmt(s.s10)} | | ${KINDS.map(() => '').join(' | ')} | | |`),
   ];
+  // Known-item queries ranked worse at the default than lexically (rank 0: not in the top 10).
+  const lexRr = knownRr.get(0) ?? [];
+  const defRr = knownRr.get(DEFAULT_SEMANTIC_RATIO) ?? [];
+  const rank = (rr: number) => (rr > 0 ? Math.round(1 / rr) : 0);
+  const losses = known
+    .map((q, i) => ({ kind: q.kind, q: q.q, url: q.url, lexical: rank(lexRr[i] ?? 0), hybrid: rank(defRr[i] ?? 0), loss: (lexRr[i] ?? 0) - (defRr[i] ?? 0) }))
+    .filter((x) => x.loss > 0)
+    .sort((a, b) => b.loss - a.loss);
+  if (losses.length) {
+    lines.push('', `Known-item queries ranked lower at the default ratio than lexically (${losses.length}; rank 0 = not in the top 10):`, '');
+    lines.push('| kind | query | lexical rank | default rank |', '|---|---|---:|---:|');
+    for (const x of losses.slice(0, 20)) lines.push(`| ${x.kind} | ${x.q.replace(/\|/g, '\\|')} | ${x.lexical} | ${x.hybrid} |`);
+  }
   writeBenchSection('relevance-semantic', lines.join('\n'));
-  process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify({ bench: 'relevance-semantic', at: new Date().toISOString(), rows, peers }) + '\n');
+  process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify({ bench: 'relevance-semantic', at: new Date().toISOString(), rows, peers, losses }) + '\n');
 }
 
 main().catch((err: unknown) => {

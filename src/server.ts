@@ -251,6 +251,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
 
     // The routes' one way to search: each service pins its snapshot and owns its answer cache.
     // A search node answers from its snapshot (src/snapshot/node.ts) instead of its own indexes.
+    const queryEmbedder = new QueryEmbedder();
     const node =
       cfg.role === 'search'
         ? new SnapshotNode({
@@ -262,13 +263,15 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
             searchCacheBytes: Math.floor(memory.main.searchAnswersMb * 1024 * 1024),
             log,
             clock,
+            wordVectors,
+            queryEmbedder,
           })
         : null;
     if (node) {
       projects.serveFrom(node.overlay);
       cleanups.push(() => node.close());
     }
-    const sources = { projects, indexes, executor, embedderOf, queryEmbedder: new QueryEmbedder() };
+    const sources = { projects, indexes, executor, embedderOf, queryEmbedder };
     const search = node?.search ?? new SearchService(sources, Math.floor(memory.main.searchAnswersMb * 1024 * 1024));
     const suggest =
       node?.suggest ??

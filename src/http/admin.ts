@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import { Type } from '@sinclair/typebox';
 import { AppError, Nullable, type Settings } from '../core/index.js';
 import { threadCacheUsage } from '../index/index.js';
-import { assertSiteId, KEY_SCOPES } from '../projects/index.js';
+import { assertSiteId, keepSecrets, KEY_SCOPES, maskSecrets } from '../projects/index.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
@@ -93,8 +93,9 @@ async function pageCount(services: Services, siteId: string): Promise<number> {
   }
 }
 
+/** A settings answer: secrets masked (src/projects/secrets.ts). */
 function settingsBody(settings: Settings): Record<string, unknown> {
-  return { status: 'success', ...settings };
+  return { status: 'success', ...maskSecrets(settings) };
 }
 
 /** Registers the `/admin/projects...` routes. */
@@ -199,14 +200,14 @@ export function register(router: Router, services: Services): void {
     requireAdmin(ctx, services, ctx.params.siteId);
     const siteId = existingProject(ctx, services);
     const body = await readJson(ctx, { maxBytes: limit });
-    ctx.body = settingsBody(services.projects.putSettings(siteId, body));
+    ctx.body = settingsBody(services.projects.putSettings(siteId, keepSecrets(body, services.projects.getSettings(siteId))));
   });
 
   router.patch('/admin/projects/:siteId/settings', async (ctx) => {
     requireAdmin(ctx, services, ctx.params.siteId);
     const siteId = existingProject(ctx, services);
     const body = await readJson(ctx, { maxBytes: limit });
-    ctx.body = settingsBody(services.projects.patchSettings(siteId, body));
+    ctx.body = settingsBody(services.projects.patchSettings(siteId, keepSecrets(body, services.projects.getSettings(siteId))));
   });
 
   // Operator action used by `sitesift merge`: merges the project's segments into one.

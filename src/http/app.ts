@@ -7,7 +7,7 @@
  *    tokens live there), and the request's metrics (src/http/metrics.ts: a counter and a latency observation);
  * 3. errors — the ONE place failures become `{"status":"failure","code","message",...}`;
  * 4. read-only guard — on a `search`-role node every write route answers 405;
- * 5. CORS — only for the public search routes (`GET /sites`, `GET /sites/suggest`,
+ * 5. CORS — only for the public search routes (`GET /sites`, `GET /sites/suggest`, `GET /sites/similar`,
  *    `POST /sites/queries/log`), including `OPTIONS` preflights;
  * 6. the router — every module in `src/http/*` registers its routes on it;
  * 7. fallback — unknown path → 404 `not_found`, known path with another method → 405 with `Allow`.
@@ -31,6 +31,7 @@ import * as documents from './documents.js';
 import * as exportRoute from './export.js';
 import * as reports from './reports.js';
 import * as search from './search.js';
+import * as similar from './similar.js';
 import * as suggest from './suggest.js';
 import { corsHeaders, RESPONSE_CORS_HEADERS } from './cors.js';
 import { createRateLimits, type RateLimits } from './rate-limit.js';
@@ -43,7 +44,7 @@ import { openApiDocument, responseValidator, type RouteSpec } from './openapi.js
  * Route modules, each exporting `register(router, services)` and its documented `ROUTES`,
  * registered in this order.
  */
-const ROUTE_MODULES = [admin, cluster, exportRoute, documents, reports, search, analytics, crawl, suggest, web];
+const ROUTE_MODULES = [admin, cluster, exportRoute, documents, reports, search, similar, analytics, crawl, suggest, web];
 
 /** The app's own routes: the health check and the API description. */
 const APP_ROUTES: RouteSpec[] = [
@@ -90,6 +91,7 @@ export function openApiText(): string {
 export const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
   '/sites': 'GET',
   '/sites/suggest': 'GET',
+  '/sites/similar': 'GET',
   '/sites/queries/log': 'POST',
 };
 

@@ -10,6 +10,7 @@ import type { KeyScope } from '../projects/index.js';
 export const ROUTE_SCOPES: Readonly<Record<string, KeyScope>> = {
   'GET /sites': 'search',
   'GET /sites/suggest': 'search',
+  'GET /sites/similar': 'search',
   'POST /sites/queries/log': 'search',
 
   'POST /sites/pageJson': 'index',

@@ -3,3 +3,4 @@ export { ProjectRegistry, SITE_ID_PATTERN, assertSiteId, hashToken, generateToke
 export type { NodeKeyInfo, Project, ApiKeyInfo, CreatedKey, ResolvedToken, ProjectDeleteHook, SettingsListener, RegistryOptions, KeyScope, StoredKey, ProjectOverlay } from './registry.js';
 export { defaultSettings, embedderSpec, mergePatch, validateSettings, normalizeLanguage, withDefaults, SETTINGS_SECTIONS, DEFAULT_SEMANTIC_RATIO } from './settings.js';
 export type { SettingsInput, SettingsSection } from './settings.js';
+export { MASKED_SECRET, keepSecrets, maskSecrets, withoutSecrets } from './secrets.js';

@@ -8,7 +8,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { type IndexSnapshot, type ThreadCacheUsage, setThreadCacheShare } from '../index/index.js';
-import { searchThreadHeapLimitMb, startThread, type Settings, type SearchThreadShare, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
+import { AppError, searchThreadHeapLimitMb, startThread, type Settings, type SearchThreadShare, DEFAULT_SEARCH_MEMORY_MB } from '../core/index.js';
 import { searchAnswer, snapshotSpec, type RemoteSearchResult, type SearchReply, type SearchRequest } from './remote.js';
 import type { SearchParams } from './results.js';
 import { objectId } from './object-id.js';
@@ -215,7 +215,10 @@ export class ThreadSearchExecutor implements SearchExecutor {
     t.busy = null;
     this.lostInARow = 0;
     if ('result' in reply) p.resolve(reply.result);
-    else if ('error' in reply) p.reject(Object.assign(new Error(reply.error.message), { stack: reply.error.stack }));
+    else if ('error' in reply) {
+      const e = reply.error;
+      p.reject(e.code ? new AppError(e.code, e.message, e.field) : Object.assign(new Error(e.message), { stack: e.stack }));
+    }
     else p.reject(new Error('search thread lacks the settings or generation it was sent'));
     this.next(t);
   }

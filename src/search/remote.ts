@@ -23,7 +23,7 @@
  * sides share.
  */
 import { type IndexSnapshot, type LiveSegment, SegmentReader } from '../index/index.js';
-import type { Settings } from '../core/index.js';
+import { AppError, type ErrorCode, type Settings } from '../core/index.js';
 import { search, type SearchParams, type SearchResponse } from './results.js';
 
 /** One segment of a pinned generation, as sent to a search thread. */
@@ -66,13 +66,17 @@ export type SearchReply =
   | { id: number; result: RemoteSearchResult }
   /** The thread lacks the settings or the generation the request named: send them. */
   | { id: number; missing: true }
-  /** A bug (searches have no client errors: parameters are validated before). */
-  | { id: number; error: { message: string; stack?: string } };
+  /**
+   * A failure: a client error the search itself found (`code`: an {@link AppError} code, such
+   * as the unknown page of a similar-pages request), else a bug.
+   */
+  | { id: number; error: { message: string; stack?: string; code?: ErrorCode; field?: string } };
 
 /**
  * A search thread's answer: the response as JSON plus what the route reads of it. Parameters
- * are validated by the route before a search starts, so a search has no client errors; anything
- * thrown is a bug and reaches the client as a 500.
+ * are validated by the route before a search starts; the one client error a search finds
+ * itself is an {@link AppError} (sent back with its code), anything else thrown is a bug and
+ * reaches the client as a 500.
  */
 export interface RemoteSearchResult {
   json: string;
@@ -286,6 +290,7 @@ export class SearchThreadState {
       if (!settings || !snap) return { id: req.id, missing: true };
       return { id: req.id, result: searchAnswer(snap, settings, req.params, this.snapshots.owner(req.owner)) };
     } catch (e) {
+      if (e instanceof AppError) return { id: req.id, error: { message: e.message, code: e.code, ...(e.field ? { field: e.field } : {}) } };
       const err = e instanceof Error ? e : new Error(String(e));
       return { id: req.id, error: { message: err.message, stack: err.stack } };
     }

@@ -10,6 +10,7 @@ import { compilePattern } from '../text/index.js';
 import { runQuery, type Hit } from './engine.js';
 import type { SemanticQuery } from './hybrid.js';
 import type { SemanticMeta } from './semantic.js';
+import { runSimilar } from './similar.js';
 import { dataPointKeys, groupName, groupRecord, groupSet } from './group.js';
 import { echoFilter, passes, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
@@ -39,6 +40,12 @@ export interface SearchParams {
   semantic?: SemanticQuery;
   /** The embedder's failure for this query (it then ran lexically). */
   semanticError?: string;
+  /**
+   * `GET /sites/similar`: rank the neighbours of this page's vector instead of matching `query`
+   * (src/search/similar.ts); `semantic` names the vector space. Result mappings do not apply
+   * (they are triggered by query text).
+   */
+  similarTo?: string;
 }
 
 export interface SearchResult {
@@ -246,21 +253,25 @@ function escapeFacet(f: Record<string, unknown>): Record<string, unknown> {
 export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams, cacheOwner: object): SearchResponse {
   const normalised = normaliseQuery(p.query);
   const sortOpts = sortingOptions(settings, snap, cacheOwner);
-  const triggered = settings.search.resultMappings.filter((m) => triggers(m, normalised));
+  const similar = p.similarTo !== undefined && p.semantic ? { url: p.similarTo, semantic: p.semantic } : null;
+  const triggered = similar ? [] : settings.search.resultMappings.filter((m) => triggers(m, normalised));
   // Pins, hides and custom results need every match (a pinned or hidden page may rank anywhere,
   // a custom result goes before the n-th result of its group); otherwise only the top of the
   // ranking is materialised.
   const needsAll = p.limitPerGroup || triggered.some((m) => m.action.type !== 'redirect');
-  const res = runQuery(snap, settings.search, {
-    query: p.query,
+  const common = {
     filters: p.filters,
     sort: p.sort,
     sortOrder: p.sortOrder,
     includeContentGroups: p.includeContentGroups,
     excludeContentGroups: p.excludeContentGroups,
     facetDefs: p.filterOptions ? settings.filters : [],
-    typoTolerance: p.typoTolerance,
     ...(needsAll ? {} : { topK: p.offset + p.limit }),
+  };
+  const res = similar ? runSimilar(snap, { ...common, ...similar }) : runQuery(snap, settings.search, {
+    ...common,
+    query: p.query,
+    typoTolerance: p.typoTolerance,
     ...(p.semantic ? { semantic: p.semantic } : {}),
   });
 
@@ -377,8 +388,10 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   if (redirect) out.redirect = redirect;
   if (p.semantic) {
     out.semantic = { ratio: p.semantic.ratio, embedder: p.semantic.fp, lexicalOnlyDocuments: res.semantic?.lexicalOnlyDocs ?? 0 };
+    const noVector = 'noVector' in res ? (res.noVector as string | undefined) : undefined;
     if (p.semanticError) out.semantic.error = p.semanticError;
-    else if (!p.semantic.vector) out.semantic.error = 'no word of the query is known to the embedder';
+    else if (noVector) out.semantic.error = noVector;
+    else if (!p.semantic.vector && !similar) out.semantic.error = 'no word of the query is known to the embedder';
   }
   return out;
 }

@@ -13,6 +13,7 @@ import type { IndexSnapshot, ProjectIndex } from '../index/index.js';
 import type { EmbedderSpec, Settings } from '../core/index.js';
 import { QueryEmbedder } from './semantic.js';
 import { SearchCache } from './cache.js';
+import { similarSemantic } from './similar.js';
 import type { SearchExecutor, SearchOutcome } from './executor.js';
 import type { SearchParams } from './results.js';
 
@@ -104,6 +105,23 @@ export class SearchService {
     const go = (p: SearchParams) =>
       pinned(this.sources, siteId, (index, snap, settings) => this.cache.get(index, snap, settings, p, () => this.sources.executor.run(index, snap, settings, p)));
     return withSemantic instanceof Promise ? withSemantic.then(go) : go(withSemantic);
+  }
+
+  /**
+   * The pages nearest to the page `url` (`GET /sites/similar`, src/search/similar.ts), answered
+   * like a search of `params` (filters, groups, paging, rendering, the answer cache); `query`
+   * is not read. Rejects with 404 `not_found` (field `url`) when `url` is not a searchable page
+   * of the current generation. A page without a vector, or a project without an embedder,
+   * answers no results and says why in `semantic.error`.
+   *
+   * @example
+   * const outcome = await search.similar('default', 'https://docs.test/rollback', { ...params, limit: 5 });
+   */
+  similar(siteId: string, url: string, params: SearchParams): Promise<SearchOutcome> {
+    const settings = this.sources.projects.getSettings(siteId);
+    const { semantic, error } = similarSemantic(this.sources.embedderOf?.(siteId) ?? null, settings.search.semantic);
+    const p: SearchParams = { ...params, similarTo: url, semantic, ...(error ? { semanticError: error } : {}) };
+    return pinned(this.sources, siteId, (index, snap, settings) => this.cache.get(index, snap, settings, p, () => this.sources.executor.run(index, snap, settings, p)));
   }
 
   /**

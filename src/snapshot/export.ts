@@ -16,7 +16,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger, Settings } from '../core/index.js';
 import type { ProjectIndex } from '../index/index.js';
-import type { Project, StoredKey } from '../projects/index.js';
+import { withoutSecrets, type Project, type StoredKey } from '../projects/index.js';
 import {
   INDEX_FILE, SNAPSHOT_FORMAT, blobPath, latestPath, manifestPath, parseIndex, parseManifest, sha256,
   type ManifestPointer, type ProjectManifest, type SnapshotIndex, type SnapshotSegment,
@@ -162,7 +162,8 @@ export class SnapshotExporter {
     // Pinned: the generation's files stay on disk until release, whatever commits or merges meanwhile.
     const snap = index.acquire();
     // Read in the same turn as the pin, so settings and suggestions are those of this moment.
-    const settings = this.src.projects.getSettings(siteId);
+    // The embedder's API key travels only with the API keys (src/projects/secrets.ts).
+    const settings = withKeys ? this.src.projects.getSettings(siteId) : withoutSecrets(this.src.projects.getSettings(siteId));
     const rows = this.src.suggestionRows(siteId);
     const keys = withKeys ? this.src.projects.exportKeys(siteId) : undefined;
     let blobsWritten = 0;

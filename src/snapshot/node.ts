@@ -18,8 +18,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, type Logger, type Settings } from '../core/index.js';
 import { IndexRegistry, MANIFEST_FORMAT, writeManifest, type ProjectIndex, type TaskPool } from '../index/index.js';
-import type { Project, ProjectOverlay } from '../projects/index.js';
-import { SearchService, SuggestCache, SuggestService, type SearchExecutor, type SuggestRequest } from '../search/index.js';
+import { embedderSpec, type Project, type ProjectOverlay } from '../projects/index.js';
+import { QueryEmbedder, SearchService, SuggestCache, SuggestService, type SearchExecutor, type SuggestRequest } from '../search/index.js';
 import { SuggestionIndex, normaliseQuery } from '../analytics/index.js';
 import { INDEX_FILE, blobPath, parseIndex, parseManifest, sha256, type ManifestPointer, type ProjectManifest } from './format.js';
 import { openSource, type SnapshotSource } from './location.js';
@@ -37,6 +37,13 @@ export interface SnapshotNodeOptions {
   searchCacheBytes: number;
   log?: Logger;
   clock?: () => number;
+  /**
+   * The built-in embedder's word-vector file (SITESIFT_WORD_VECTORS), or null when it is off.
+   * Queries are embedded as on the primary: with the embedder the snapshot's settings name.
+   */
+  wordVectors?: string | null;
+  /** Embeds queries (the server's one, its cache shared with nothing else on a node). */
+  queryEmbedder?: QueryEmbedder;
 }
 
 /** What one poll did. */
@@ -66,12 +73,16 @@ class ProjectView {
     readonly suggestions: SuggestionIndex,
     executor: SearchExecutor,
     cache: SuggestCache,
+    wordVectors: string | null,
+    queryEmbedder: QueryEmbedder,
   ) {
     this.suggest = new SuggestService(
       {
         projects: { getSettings: () => this.settings },
         indexes: { get: () => this.index() },
         executor,
+        embedderOf: () => embedderSpec(this.settings.search.semantic, wordVectors),
+        queryEmbedder,
         querySuggestions: (_siteId, typed, o) => {
           const t = normaliseQuery(typed);
           if (o.max === 0 || t === '') return [];
@@ -144,8 +155,17 @@ export class SnapshotNode {
       listProjects: (): Project[] =>
         [...this.views.values()].map((v) => ({ siteId: v.siteId, name: v.manifest.name, createdAt: v.manifest.createdAt })).sort((a, b) => (a.siteId < b.siteId ? -1 : 1)),
     };
+    this.queryEmbedder = opts.queryEmbedder ?? new QueryEmbedder();
+    const wordVectors = opts.wordVectors ?? null;
     this.search = new SearchService(
-      { projects: this.overlay, indexes: { get: (siteId) => this.view(siteId).index() }, executor: opts.executor },
+      {
+        projects: this.overlay,
+        indexes: { get: (siteId) => this.view(siteId).index() },
+        executor: opts.executor,
+        // The snapshot's settings name the embedder, so a node embeds queries as the primary does.
+        embedderOf: (siteId) => embedderSpec(this.view(siteId).settings.search.semantic, wordVectors),
+        queryEmbedder: this.queryEmbedder,
+      },
       opts.searchCacheBytes,
     );
     this.suggest = new NodeSuggestService(this, this.suggestCache);
@@ -153,6 +173,7 @@ export class SnapshotNode {
   }
 
   private readonly notReady: () => AppError;
+  private readonly queryEmbedder: QueryEmbedder;
 
   /** The project's current view: 503 `not_ready` before the first snapshot, 404 `unknown_site` when absent. */
   view(siteId: string): ProjectView {
@@ -332,7 +353,7 @@ export class SnapshotNode {
       checkGeneration(index, m);
       const suggestions = new SuggestionIndex();
       suggestions.load(rows);
-      return new ProjectView(m.siteId, ptr, m, deepFreeze(m.settings), dir, registry, suggestions, this.executor, this.suggestCache);
+      return new ProjectView(m.siteId, ptr, m, deepFreeze(m.settings), dir, registry, suggestions, this.executor, this.suggestCache, this.opts.wordVectors ?? null, this.queryEmbedder);
     } catch (err) {
       await registry?.closeAll();
       await fsp.rm(dir, { recursive: true, force: true });
