@@ -9,11 +9,12 @@
 export { AppError, ERROR_STATUS, badParam } from './errors.js';
 export type { EntryError, ErrorCode } from './errors.js';
 export { DOCUMENT_TYPES } from './types.js';
+export type { DataPoint, DocSource, DocumentType, EmbedderSpec, FilterValue, IndexOp, PageDoc } from './types.js';
+export { DEFAULT_SEMANTIC_RATIO, SETTINGS_SECTION_SCHEMAS, SettingsSchema } from './settings.js';
 export type {
-  AnalyticsSettings, CrawlerSettings, DataPoint, DataPointRule, DocSource, DocumentType,
-  ExtractionRule, FieldWeights, FilterDefinition, FilterValue, IndexOp, PageDoc, ResultGroupRule,
-  ResultMapping, SearchSettings, SemanticSettings, HttpEmbedderSettings, EmbedderSpec, Settings, SuggestSettings, SynonymGroup, SynonymMapping,
-} from './types.js';
+  AnalyticsSettings, CrawlerSettings, DataPointRule, ExtractionRule, FieldWeights, FilterDefinition, HttpEmbedderSettings, ResultGroupRule,
+  ResultMapping, SearchSettings, SemanticSettings, Settings, SuggestSettings, SynonymGroup, SynonymMapping,
+} from './settings.js';
 export { TASKS, WORKER_YOUNG_GENERATION_MB, createPool, runTask, startThread } from './pool.js';
 export type { TaskName } from './pool.js';
 export { ConfigError, DEFAULT_OPEN_PROJECTS, DEFAULT_SEARCH_MEMORY_MB, DEFAULT_SITEMAP_LIMITS, defaultConfig, describeSettings, loadConfig } from './config.js';
@@ -26,5 +27,5 @@ export { safeImageUrl } from './url.js';
 export { workerExecArgv, workerFile } from './pool.js';
 export { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB } from './memory.js';
 export type { MemoryInputs, MemoryPlan, PragmaTarget, SearchThreadShare } from './memory.js';
-export { compileSchema, describeErrors, fieldPath, Nullable, quote, typeName } from './schema.js';
-export type { CompiledSchema, CompileOptions, SchemaProblem } from './schema.js';
+export { ByKey, compileSchema, defineFormat, describeErrors, fieldPath, inputSchema, Nullable, quote, StringEnum, Tagged, typeName } from './schema.js';
+export type { CompiledSchema, CompileOptions, FormatMessage, SchemaProblem } from './schema.js';

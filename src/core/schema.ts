@@ -6,11 +6,16 @@
  * folder declares the schemas of its own payloads next to the code that uses them.
  *
  * Validators are compiled when their module loads (never per request). Formats that need a
- * higher floor (RE2 patterns, cron expressions) are passed in by the folder that declares them.
+ * higher floor (RE2 patterns, cron expressions) are registered with {@link defineFormat} by the
+ * folder that owns the check; a schema names them (`format: 're2'`) from any floor.
+ *
+ * Wording: a schema may carry `errorMessage`, either one sentence fragment for every failure
+ * of that value or one per Ajv keyword (`{ type: 'must be a string', maxLength: '…' }`, the
+ * form ajv-errors reads); what it does not word is worded by {@link describeErrors}.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object.
 const addFormats = ((addFormatsPlugin as unknown as { default?: unknown }).default ?? addFormatsPlugin) as (ajv: Ajv) => Ajv;
@@ -37,26 +42,39 @@ export interface CompiledSchema<T extends TSchema> {
 export interface CompileOptions {
   /** Report every problem (batches of documents) rather than stopping at the first (settings). */
   allErrors?: boolean;
-  /** Fill `default`s of absent properties into the value (Ajv `useDefaults`). */
+  /** Fill `default`s of absent properties into the value (Ajv `useDefaults`); the value is changed in place. */
   useDefaults?: boolean;
-  /** Extra string formats, by name (e.g. `re2`, `cron`): true when the string is acceptable. */
-  formats?: Record<string, (s: string) => boolean>;
-  /** Wording of a failed format, by name: `is not a valid cron expression`. */
-  formatMessages?: Record<string, string>;
 }
 
-const ajvs = new Map<string, Ajv>();
+/** How a failed format is worded: a fixed fragment, or one made from the failing value. */
+export type FormatMessage = string | ((value: unknown) => string);
 
-/** One Ajv per option set (formats are per instance); schemas are compiled into it once. */
+const ajvs = new Map<string, Ajv>();
+const formats = new Map<string, { test: (s: string) => boolean; message: FormatMessage }>();
+
+/**
+ * Registers a string format under `name` for every schema compiled from now on (and every
+ * Ajv already made), with the wording of its failure. Call it at module load of the folder
+ * that owns the check, before compiling schemas that use it.
+ *
+ * @example
+ * defineFormat('cron', (s) => cron.validate(s), 'is not a valid cron expression (e.g. "0 3 * * *")');
+ */
+export function defineFormat(name: string, test: (s: string) => boolean, message: FormatMessage): void {
+  formats.set(name, { test, message });
+  for (const ajv of ajvs.values()) ajv.addFormat(name, test);
+}
+
+/** One Ajv per option set; schemas are compiled into it once. */
 function ajvFor(opts: CompileOptions): Ajv {
-  const key = `${opts.allErrors ? 1 : 0}${opts.useDefaults ? 1 : 0}:${Object.keys(opts.formats ?? {}).sort().join(',')}`;
+  const key = `${opts.allErrors ? 1 : 0}${opts.useDefaults ? 1 : 0}`;
   let ajv = ajvs.get(key);
   if (!ajv) {
     ajv = new Ajv({ allErrors: opts.allErrors ?? false, useDefaults: opts.useDefaults ?? false, verbose: true, strict: false, coerceTypes: false });
     addFormats(ajv);
+    for (const [name, f] of formats) ajv.addFormat(name, f.test);
     ajvs.set(key, ajv);
   }
-  for (const [name, fn] of Object.entries(opts.formats ?? {})) if (!ajv.formats[name]) ajv.addFormat(name, fn);
   return ajv;
 }
 
@@ -69,7 +87,6 @@ function ajvFor(opts: CompileOptions): Ajv {
  */
 export function compileSchema<T extends TSchema>(schema: T, opts: CompileOptions = {}): CompiledSchema<T> {
   const validate: ValidateFunction = ajvFor(opts).compile(schema);
-  const formatMessages = opts.formatMessages ?? {};
   let last: ErrorObject[] = [];
   return {
     schema,
@@ -83,7 +100,7 @@ export function compileSchema<T extends TSchema>(schema: T, opts: CompileOptions
         if (validate(value)) return [];
         last = validate.errors ?? [];
       }
-      return describeErrors(last, formatMessages);
+      return describeErrors(last);
     },
   };
 }
@@ -138,10 +155,26 @@ function typeWords(type: unknown): string {
   return list.length > 1 ? `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]}` : list[0] ?? 'a value';
 }
 
-/** The message of a schema: its own `errorMessage` annotation, when the schema gives one. */
-function own(e: ErrorObject): string | undefined {
+/**
+ * The message of a schema for a failed keyword: its own `errorMessage` annotation, when the
+ * schema gives one (one string for every failure of the value, or one per keyword).
+ * `valueOnly` keywords (`required`, `additionalProperties`) are about a child, so only the
+ * per-keyword form words them.
+ */
+function own(e: ErrorObject, valueOnly = false): string | undefined {
   const m = (e.parentSchema as { errorMessage?: unknown } | undefined)?.errorMessage;
-  return typeof m === 'string' ? m : undefined;
+  if (typeof m === 'string') return valueOnly ? undefined : m;
+  if (typeof m === 'object' && m !== null) {
+    const k = (m as Record<string, unknown>)[e.keyword];
+    return typeof k === 'string' ? k : undefined;
+  }
+  return undefined;
+}
+
+function formatMessage(name: string, value: unknown): string {
+  const f = formats.get(name);
+  if (!f) return `must be a valid ${name} (got ${typeName(value)})`;
+  return typeof f.message === 'function' ? f.message(value) : f.message;
 }
 
 function range(s: { minimum?: number; maximum?: number; exclusiveMinimum?: number; exclusiveMaximum?: number; type?: unknown }): string {
@@ -161,7 +194,7 @@ function range(s: { minimum?: number; maximum?: number; exclusiveMinimum?: numbe
  * failures (`must look like "fid#<n>"`). For a union (`anyOf`), only the union's own message
  * is kept, not one per branch.
  */
-export function describeErrors(errors: readonly ErrorObject[], formatMessages: Record<string, string> = {}): SchemaProblem[] {
+export function describeErrors(errors: readonly ErrorObject[]): SchemaProblem[] {
   const out: SchemaProblem[] = [];
   const seen = new Set<string>();
   // A failed union (anyOf/oneOf) is reported as itself, unless exactly one branch takes the
@@ -191,11 +224,11 @@ export function describeErrors(errors: readonly ErrorObject[], formatMessages: R
     switch (e.keyword) {
       case 'required':
         field = fieldPath(e.instancePath, String(p.missingProperty));
-        message = 'is required';
+        message = own(e, true) ?? 'is required';
         break;
       case 'additionalProperties':
         field = fieldPath(e.instancePath, String(p.additionalProperty));
-        message = `is not a known field (allowed here: ${Object.keys((s.properties as object) ?? {}).join(', ')})`;
+        message = own(e, true) ?? `is not a known field (allowed here: ${Object.keys((s.properties as object) ?? {}).join(', ')})`;
         break;
       case 'type':
         message = own(e) ?? `must be ${typeWords(s.type ?? p.type)}, got ${typeName(e.data)}`;
@@ -228,8 +261,11 @@ export function describeErrors(errors: readonly ErrorObject[], formatMessages: R
         message = own(e) ?? `must match ${String(p.pattern)} (got ${typeName(e.data)})`;
         break;
       case 'format':
-        message = own(e) ?? formatMessages[String(p.format)] ?? `must be a valid ${String(p.format)} (got ${typeName(e.data)})`;
+        message = own(e) ?? formatMessage(String(p.format), e.data);
         break;
+      case 'if':
+        // The failing branch reported its own problems (allErrors) or stopped first.
+        continue;
       case 'anyOf':
       case 'oneOf':
         message = own(e) ?? `must be ${typeWords(((s.anyOf ?? s.oneOf) as Array<{ type?: unknown }>).map((b) => b.type).flat())}, got ${typeName(e.data)}`;
@@ -251,11 +287,75 @@ export function describeErrors(errors: readonly ErrorObject[], formatMessages: R
  *
  * @example
  * Nullable(Type.String({ maxLength: 256 })) // { type: ['string','null'], maxLength: 256 }
+ * Nullable(Type.String(), { default: null })  // `opts` are keywords of the nullable value itself
  */
-export function Nullable<T extends TSchema>(schema: T): TSchema & { static: Static<T> | null } {
+export function Nullable<T extends TSchema>(schema: T, opts: Record<string, unknown> = {}): TSchema & { static: Static<T> | null } {
   const type = (schema as { type?: unknown }).type;
-  if (typeof type === 'string') return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+  if (typeof type === 'string') return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...opts });
   const anyOf = (schema as { anyOf?: unknown[] }).anyOf;
-  if (anyOf) return Type.Unsafe<Static<T> | null>({ ...schema, anyOf: [...anyOf, { type: 'null' }] });
-  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]));
+  if (anyOf) return Type.Unsafe<Static<T> | null>({ ...schema, anyOf: [...anyOf, { type: 'null' }], ...opts });
+  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()], opts));
+}
+
+/**
+ * A string that is one of `values`, as one `enum` (rather than a union of literals) so a
+ * wrong value fails with one message listing the values.
+ *
+ * @example StringEnum(['default', 'strict', 'off'] as const, { default: 'default' })
+ */
+export function StringEnum<const V extends readonly string[]>(values: V, opts: Record<string, unknown> = {}): TUnsafe<V[number]> {
+  return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...opts });
+}
+
+/**
+ * An object whose shape is chosen by the value of its `tag` property (a discriminated union):
+ * a wrong tag fails at the tag with one message, a right tag is checked against its variant
+ * only, so problems name the variant's fields (`action.urls[0]`), not "matches no branch".
+ * Each variant lists the tag itself (`type: Type.Literal('pin')`). JSON Schema `if`/`then`.
+ *
+ * @example Tagged('type', { pin: Type.Object({ type: Type.Literal('pin'), urls: Type.Array(Type.String()) }), … })
+ */
+export function Tagged<V extends Record<string, TObject>>(tag: string, variants: V, opts: { tagMessage?: string; errorMessage?: unknown; description?: string } = {}): TUnsafe<Static<V[keyof V]>> {
+  const values = Object.keys(variants);
+  return Type.Unsafe<Static<V[keyof V]>>({
+    type: 'object',
+    required: [tag],
+    properties: { [tag]: { type: 'string', enum: values, ...(opts.tagMessage ? { errorMessage: opts.tagMessage } : {}) } },
+    allOf: values.map((v) => ({ if: { properties: { [tag]: { const: v } } }, then: variants[v] })),
+    ...(opts.errorMessage !== undefined ? { errorMessage: opts.errorMessage } : {}),
+    ...(opts.description ? { description: opts.description } : {}),
+  });
+}
+
+/**
+ * An object whose shape is chosen by which key it has: the first case whose key is present
+ * applies; a value with none of the keys fails with `otherwise`. JSON Schema `if`/`then`/`else`.
+ *
+ * @example ByKey([['terms', Group], ['from', Mapping]], 'must be {"terms":[...]} or {"from":"...","to":[...]}')
+ */
+export function ByKey<C extends ReadonlyArray<readonly [string, TObject]>>(cases: C, otherwise: string, opts: { errorMessage?: unknown } = {}): TUnsafe<Static<C[number][1]>> {
+  let schema: Record<string, unknown> = { not: {}, errorMessage: otherwise };
+  for (const [key, variant] of [...cases].reverse()) schema = { if: { required: [key] }, then: variant, else: schema };
+  return Type.Unsafe<Static<C[number][1]>>({ type: 'object', ...schema, ...(opts.errorMessage !== undefined ? { errorMessage: opts.errorMessage } : {}) });
+}
+
+/**
+ * `schema` as a client may send it: a property with a `default` is not required (the server
+ * fills it). The schemas of stored objects list every field as required so their `Static`
+ * types do; their request bodies are published through this. Returns plain JSON.
+ */
+export function inputSchema(schema: TSchema): unknown {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== 'object' || v === null) return v;
+    const o = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) as Record<string, unknown>;
+    if (Array.isArray(o.required) && typeof o.properties === 'object' && o.properties !== null) {
+      const props = o.properties as Record<string, { default?: unknown }>;
+      const required = (o.required as string[]).filter((k) => props[k]?.default === undefined);
+      if (required.length > 0) o.required = required;
+      else delete o.required;
+    }
+    return o;
+  };
+  return walk(JSON.parse(JSON.stringify(schema)));
 }

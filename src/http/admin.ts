@@ -5,9 +5,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { Type } from '@sinclair/typebox';
-import { AppError, Nullable, type Settings } from '../core/index.js';
+import { AppError, inputSchema, Nullable, SettingsSchema, type Settings } from '../core/index.js';
 import { threadCacheUsage } from '../index/index.js';
-import { assertSiteId, keepSecrets, KEY_SCOPES, maskSecrets } from '../projects/index.js';
+import { assertSiteId, keepSecrets, KEY_SCOPES, maskSecrets, SettingsInputSchema } from '../projects/index.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
@@ -20,8 +20,14 @@ const KeyProps = { id: Type.String(), label: Type.String(), prefix: Type.String(
 const CreatedKey = Type.Object({ ...KeyProps, token: Type.String() });
 const ListedKey = Type.Object({ ...KeyProps, lastUsedAt: Nullable(IsoTime) });
 const Done = success({});
-/** Settings as stored and answered; the sections' schemas are declared in src/projects. */
-const SettingsAnswer = success({ updatedAt: IsoTime }, 'The stored settings (docs/API.md#settings).');
+/** Settings as stored and answered (src/core/settings.ts declares the sections). */
+const SettingsAnswer = success({ ...SettingsSchema.properties }, 'The stored settings (docs/API.md#settings).');
+/** Settings as a client sends them: every field with a default may be left out. */
+const SettingsBody = Type.Unsafe(inputSchema(SettingsInputSchema) as object);
+const SettingsPatch = Type.Unsafe({
+  ...(inputSchema(SettingsInputSchema) as object),
+  description: 'A JSON Merge Patch (RFC 7396) of the settings: objects merge, null removes a field (it takes its default), arrays replace. The merged result must match this schema.',
+});
 
 /** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
 export const ROUTES: RouteSpec[] = [
@@ -52,8 +58,8 @@ export const ROUTES: RouteSpec[] = [
   },
   { method: 'delete', path: '/admin/projects/:siteId/keys/:id', summary: 'Delete a key', auth: 'admin', responses: { 200: Done } },
   { method: 'get', path: '/admin/projects/:siteId/settings', summary: "A project's settings", auth: 'admin', responses: { 200: SettingsAnswer } },
-  { method: 'put', path: '/admin/projects/:siteId/settings', summary: 'Replace the settings (absent sections take their defaults)', auth: 'admin', body: Type.Object({}), responses: { 200: SettingsAnswer } },
-  { method: 'patch', path: '/admin/projects/:siteId/settings', summary: 'Change the settings with a JSON Merge Patch (RFC 7396)', auth: 'admin', body: Type.Object({}), responses: { 200: SettingsAnswer } },
+  { method: 'put', path: '/admin/projects/:siteId/settings', summary: 'Replace the settings (absent sections take their defaults)', auth: 'admin', body: SettingsBody, responses: { 200: SettingsAnswer } },
+  { method: 'patch', path: '/admin/projects/:siteId/settings', summary: 'Change the settings with a JSON Merge Patch (RFC 7396)', auth: 'admin', body: SettingsPatch, bodyMedia: ['application/json', 'application/merge-patch+json'], responses: { 200: SettingsAnswer } },
   { method: 'post', path: '/admin/projects/:siteId/merge', summary: "Merge the project's index into one segment", auth: 'master', responses: { 200: success({ siteId: Type.String(), pages: Type.Integer({ minimum: 0 }) }) } },
 ];
 
