@@ -22,7 +22,7 @@ import type { FilterDefinition, SearchSettings } from '../core/index.js';
 import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
-import { fuse, HYBRID_LEXICAL_KEEP, segmentSims, type SemanticQuery } from './hybrid.js';
+import { fuse, HYBRID_LEXICAL_KEEP, neighbourBar, segmentSims, type SemanticQuery } from './hybrid.js';
 import { excludedIds, forEachMatch, phraseSets, WordMatches } from './match.js';
 import { parseQuery, type ParsedQuery } from './query.js';
 import { orderHits, rerankTop, RERANK_TOP } from './rerank.js';
@@ -136,24 +136,27 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
     const sims = new Map<LiveSegment, Float32Array | null>();
     semantic = { lexicalOnlySegments: 0, lexicalOnlyDocs: 0, neighbours: 0 };
     const before = page.total;
-    snap.segments.forEach((seg, si) => {
+    const segSims = snap.segments.map((seg) => {
       const sim = segmentSims(seg, sem);
       sims.set(seg, sim);
-      if (!sim) {
-        if (seg.liveCount > 0) {
-          semantic!.lexicalOnlySegments++;
-          semantic!.lexicalOnlyDocs += seg.liveCount;
-        }
-        return;
+      if (!sim && seg.liveCount > 0) {
+        semantic!.lexicalOnlySegments++;
+        semantic!.lexicalOnlyDocs += seg.liveCount;
       }
+      return sim;
+    });
+    // The nearest pages only (HYBRID_NEIGHBOURS), chosen before filters and groups.
+    const bar = neighbourBar(segSims, marks!, sem.threshold);
+    snap.segments.forEach((seg, si) => {
+      const sim = segSims[si];
+      if (!sim) return;
       const mark = marks![si]!;
       const phrases = parsed.phrases.length ? phraseSets(seg, parsed.phrases) : [];
       const excluded = parsed.excludes.length || parsed.excludedPhrases.length ? excludedIds(seg, parsed, settings.language) : null;
-      const t = sem.threshold;
       page.segment(seg, phrases, excluded, (consider) => {
         for (let id = 0; id < sim.length; id++) {
           const s = sim[id]!;
-          if (s >= t && mark[id] !== 1) consider(id, s, 0);
+          if (s >= bar && mark[id] !== 1) consider(id, s, 0);
         }
       });
     });

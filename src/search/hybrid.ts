@@ -35,27 +35,78 @@ export interface SemanticQuery {
 export const HYBRID_LEXICAL_KEEP = 1000;
 
 /**
+ * Most vector neighbours one query adds: the pages nearest the query above the threshold. A
+ * typical question is above the threshold for about one page in ten, which at 100,000 pages
+ * would put 10,000 pages in the totals, facets and group counts; a site-search visitor reads the
+ * nearest few. Chosen before filters and content groups, which then apply to them as to lexical
+ * matches, so facet counts stay exact: selecting a facet value returns the count it showed.
+ */
+export const HYBRID_NEIGHBOURS = 100;
+
+/**
  * Cosine similarity of each row of `seg` to the query (vectors are unit length), NaN for rows
- * without a vector or dead; null when the segment is not embedded in the query's space.
+ * without a vector, dead, or not a live page (status other than 200: never a result); null when
+ * the segment is not embedded in the query's space.
  */
 export function segmentSims(seg: LiveSegment, q: SemanticQuery): Float32Array | null {
   const vs = seg.reader.vectors(q.fp);
   const v = q.vector!;
   if (!vs || vs.dims !== v.length) return null;
   const { data, has, dims } = vs;
+  const status = seg.reader.docValues().status;
+  const qd = Float64Array.from(v);
   const n = seg.dead.length;
   const out = new Float32Array(n);
+  const whole = dims - (dims % 4);
   for (let id = 0; id < n; id++) {
-    if (!has[id] || seg.dead[id] === 1) {
+    if (!has[id] || seg.dead[id] === 1 || status[id] !== 200) {
       out[id] = NaN;
       continue;
     }
-    let s = 0;
+    // Four independent sums: one running sum waits on each addition's latency.
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
     const base = id * dims;
-    for (let i = 0; i < dims; i++) s += data[base + i]! * v[i]!;
-    out[id] = s;
+    let i = 0;
+    for (; i < whole; i += 4) {
+      s0 += data[base + i]! * qd[i]!;
+      s1 += data[base + i + 1]! * qd[i + 1]!;
+      s2 += data[base + i + 2]! * qd[i + 2]!;
+      s3 += data[base + i + 3]! * qd[i + 3]!;
+    }
+    for (; i < dims; i++) s0 += data[base + i]! * qd[i]!;
+    out[id] = s0 + s1 + s2 + s3;
   }
   return out;
+}
+
+/**
+ * The least similarity a vector neighbour needs: the threshold, or the similarity of the
+ * {@link HYBRID_NEIGHBOURS}-th nearest candidate when more are above it (ties at that value all
+ * count, so the choice does not depend on segment order). Candidates are live rows above the
+ * threshold that the lexical pass did not match (`marks`).
+ */
+export function neighbourBar(sims: ReadonlyArray<Float32Array | null>, marks: readonly Uint8Array[], threshold: number, max = HYBRID_NEIGHBOURS): number {
+  let count = 0;
+  for (let si = 0; si < sims.length; si++) {
+    const sim = sims[si];
+    if (!sim) continue;
+    const mark = marks[si]!;
+    for (let id = 0; id < sim.length; id++) if (sim[id]! >= threshold && mark[id] !== 1) count++;
+  }
+  if (count <= max) return threshold;
+  const all = new Float32Array(count);
+  let k = 0;
+  for (let si = 0; si < sims.length; si++) {
+    const sim = sims[si];
+    if (!sim) continue;
+    const mark = marks[si]!;
+    for (let id = 0; id < sim.length; id++) if (sim[id]! >= threshold && mark[id] !== 1) all[k++] = sim[id]!;
+  }
+  all.sort();
+  return all[count - max]!;
 }
 
 /**

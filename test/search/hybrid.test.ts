@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
-import type { SemanticQuery } from '../../src/search/hybrid.js';
+import { HYBRID_NEIGHBOURS, type SemanticQuery } from '../../src/search/hybrid.js';
 import { docParts, embedParts, loadWordVectors } from '../../src/text/index.js';
 import type { PageDoc, SearchSettings } from '../../src/core/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -100,4 +100,45 @@ t.test('segments without vectors in the query\'s space are searched lexically an
   const r = runQuery(s, settings, req('undo a mistake'));
   t.equal(r.total, 0);
   t.same(r.semantic, { lexicalOnlySegments: 2, lexicalOnlyDocs: 5, neighbours: 0 });
+});
+
+t.test('a query adds at most HYBRID_NEIGHBOURS vector neighbours, the nearest, chosen before filters; facet counts stay exact; the choice does not depend on segmentation', async (t) => {
+  // 150 pages between "undo" and "speed" in varying proportions: all above a low threshold, none
+  // matching the query's words lexically.
+  const many: PageDoc[] = [];
+  for (let i = 0; i < 150; i++) {
+    const body = `${'revert '.repeat(1 + (i % 11))}${'slow '.repeat(1 + (i % 7))}${'chocolate '.repeat(i % 3)}`;
+    many.push(makeDoc(`https://h.test/p${i}`, `Page ${i}`, body, { filters: colour(i % 2 ? 'red' : 'blue') }));
+  }
+  const query = 'undo a mistake';
+  const q = sem(query, 0.5, 0.3);
+  const sims = many.map((d) => {
+    const v = embedParts(wv, docParts(d))!;
+    return { url: d.url.replace('https://h.test/', ''), s: v.reduce((a, x, i) => a + x * q.vector![i]!, 0) };
+  });
+  const above = sims.filter((x) => x.s >= q.threshold);
+  t.ok(above.length > HYBRID_NEIGHBOURS, `${above.length} pages are above the threshold`);
+  // Pages with proportional word counts have the same vector: all pages tied with the last one
+  // kept are kept.
+  const bar = Math.fround([...above].sort((a, b) => b.s - a.s)[HYBRID_NEIGHBOURS - 1]!.s);
+  const nearest = above.filter((x) => Math.fround(x.s) >= bar).map((x) => x.url).sort();
+  t.ok(nearest.length < above.length, `${nearest.length} kept`);
+  const one = snapshotOf([many], undefined, write);
+  const split = snapshotOf([many.slice(0, 40), many.slice(40, 95), many.slice(95)], undefined, write);
+  t.teardown(() => (one.cleanup(), split.cleanup()));
+  const all = { topK: 1000, semantic: q };
+  const r = runQuery(one, settings, req(query, all));
+  t.equal(r.total, nearest.length, 'the total counts the neighbours kept');
+  t.same(urls(r).sort(), nearest, 'the nearest pages are the ones kept');
+  const rs = runQuery(split, settings, req(query, all));
+  t.same(urls(rs), urls(r), 'same pages in the same order when the index is split');
+  t.equal(rs.total, r.total);
+  // Facets count the kept neighbours; choosing a value returns the count it showed.
+  const facetDefs = [{ id: 'fid#1', name: 'Colour', type: 'multiple' as const }];
+  const counts = Object.fromEntries((runQuery(one, settings, req(query, { ...all, facetDefs })).facets[0] as { values: Array<{ value: string; count: number }> }).values.map((v) => [v.value, v.count]));
+  t.equal(counts.red! + counts.blue!, nearest.length);
+  for (const c of ['red', 'blue']) {
+    const f = runQuery(one, settings, req(query, { ...all, filters: [{ key: 'fid#1', type: 'multiple', values: [c] }] }));
+    t.equal(f.total, counts[c], `filtering on ${c} returns the ${c} facet count`);
+  }
 });
