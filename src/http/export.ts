@@ -21,7 +21,7 @@ export const ROUTES: RouteSpec[] = [
       out: Type.String({ minLength: 1, description: 'A directory on the server\'s machine or an http(s) URL.' }),
       siteId: Type.Optional(Type.String({ description: 'One project; or give all: true.' })),
       all: Type.Optional(Type.Boolean()),
-      keys: Type.Optional(Type.Boolean({ default: false, description: 'Include the projects\' key hashes.' })),
+      keys: Type.Optional(Type.Boolean({ default: false, description: 'Include the projects\' key hashes and the HTTP embedder\'s API key.' })),
       pruneGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
     }),
     responses: {

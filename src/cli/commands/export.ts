@@ -19,7 +19,7 @@ searches go on during the export. Search nodes read the same location
   --out DIR|URL        a directory on the server's machine (relative paths are resolved here),
                        or an http(s) URL that accepts PUT (nothing is pruned there)
   --all                every project
-  --keys               also carry the projects' API key hashes (for restore --keys)
+  --keys               also carry the projects' API key hashes (for restore --keys) and the HTTP embedder's API key
   --prune-grace-ms N   keep files no current manifest needs this long (default: the server's
                        SITESIFT_EXPORT_PRUNE_GRACE_MS, 1 hour)
 
