@@ -63,7 +63,7 @@ export function requireQuery(ctx: Context): string {
 export const SHARED_SEARCH_PARAMS = {
   site: SiteParam,
   query: Type.String({ minLength: 1, maxLength: 1000, description: 'The query; `*` browses every page.' }),
-  filters: Type.Optional(Type.String({ description: 'A JSON array of one-key objects: [{"fid#1":["a"]},{"fid#2":{"min":1,"max":9}}].' })),
+  filters: Type.Optional(Type.String({ description: 'A JSON array of one-key objects: [{"fid#1":["a"]},{"fid#2":{"min":1,"max":9}},{"language":["de"]}]; `language` is the built-in filter on the page\'s language (its own, else the project\'s search.language).' })),
   includeContent: Type.Optional(BoolParam(false, 'add a content snippet to each result')),
   highlightQueryTerms: Type.Optional(BoolParam(false, 'answer HTML with matched words in <mark>')),
   includeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or includeContentGroups[]=name keys); `_` is pages without a group.' })),

@@ -25,6 +25,8 @@ export interface DocValues {
   lengths: Uint32Array;
   group: string[];
   docType: string[];
+  /** The row's own language (ISO 639-1), null for the project default. */
+  language: Array<string | null>;
   filters: Array<FilterValue[] | null>;
   dataPoints: Array<DataPoint[] | null>;
 }
@@ -248,6 +250,7 @@ export class SegmentReader {
       lengths: new Uint32Array(n * NFIELDS),
       group: new Array<string>(n),
       docType: new Array<string>(n),
+      language: new Array<string | null>(n).fill(null),
       filters: new Array<FilterValue[] | null>(n).fill(null),
       dataPoints: new Array<DataPoint[] | null>(n).fill(null),
     };
@@ -263,16 +266,17 @@ export class SegmentReader {
       // Only columns stored before `title`/`headings`/`content` in the row: SQLite then never
       // reads a page's text (overflow pages), which on a large segment is most of the file.
       const it = db
-        .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, filters, data_points AS dataPoints FROM docs')
+        .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, language, filters, data_points AS dataPoints FROM docs')
         .raw()
-        .iterate() as IterableIterator<[number, string, number, string, number, string, string, string, string]>;
-      for (const [id, url, status, lengths, boost, grp, docType, filters, dataPoints] of it) {
+        .iterate() as IterableIterator<[number, string, number, string, number, string, string, string | null, string, string]>;
+      for (const [id, url, status, lengths, boost, grp, docType, language, filters, dataPoints] of it) {
         v.urls[id] = url;
         v.status[id] = status;
         v.boost[id] = boost;
         parseLengths(lengths, v.lengths, id * NFIELDS);
         v.group[id] = intern(grp);
         v.docType[id] = intern(docType);
+        if (language !== null) v.language[id] = intern(language);
         if (filters !== '[]') v.filters[id] = JSON.parse(filters) as FilterValue[];
         if (dataPoints !== '[]') v.dataPoints[id] = JSON.parse(dataPoints) as DataPoint[];
       }

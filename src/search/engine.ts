@@ -40,6 +40,8 @@ export interface SearchRequest {
   excludeContentGroups: string[] | null;
   /** Compute facets for these filter definitions (empty: none). */
   facetDefs: FilterDefinition[];
+  /** The project's `search.language`, for pages without their own (language filter and facet); default `en`. */
+  defaultLanguage?: string;
   /** Overrides settings.typoTolerance (suggest uses its own). */
   typoTolerance?: Tolerance;
   /** Last word as prefix (default true). */

@@ -2,6 +2,33 @@
  * Filters, facets and sorting over per-document values (pure, main thread).
  */
 import { type DataPoint, type FilterDefinition, type FilterValue, AppError } from '../core/index.js';
+import { normalizeLanguage } from '../projects/index.js';
+
+/**
+ * The built-in filter on a page's language (`filters=[{"language":["de","fr"]}]`): a
+ * multiple-choice filter every project has, whose value is the page's own language or, for a
+ * page without one, the project's `search.language`. Defined filter ids are `fid#<n>`, so this
+ * key never collides with one.
+ */
+export const LANGUAGE_FILTER = 'language';
+
+/** The facet definition of the language filter (its values are ISO 639-1 codes). */
+export const LANGUAGE_FACET: FilterDefinition = { id: LANGUAGE_FILTER, name: 'Language', type: 'multiple' };
+
+const displayNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' });
+
+/**
+ * The English name of an ISO 639-1 code, for the language facet's value names.
+ *
+ * @example languageName('de') // 'German'
+ */
+export function languageName(code: string): string {
+  try {
+    return displayNames.of(code) ?? code;
+  } catch {
+    return code;
+  }
+}
 
 /** One applied filter: multiple choice (OR inside) or range (inclusive bounds, each optional). */
 export type ActiveFilter =
@@ -27,9 +54,13 @@ export function parseFilters(raw: string | undefined, defs: FilterDefinition[]):
       throw new AppError('invalid_parameter', 'Each entry of filters must be an object with exactly one Filter-ID key.', 'filters');
     }
     const [key, val] = Object.entries(item as Record<string, unknown>)[0]!;
+    if (key === LANGUAGE_FILTER) {
+      out.push({ key, type: 'multiple', values: languageValues(val) });
+      continue;
+    }
     const def = defs.find((d) => d.id === key);
     if (!def) {
-      const known = defs.map((d) => d.id).join(', ') || 'none defined';
+      const known = [...defs.map((d) => d.id), LANGUAGE_FILTER].join(', ');
       throw new AppError('invalid_parameter', `filters names ${key}, which is not a defined filter (defined: ${known}).`, 'filters');
     }
     if (def.type === 'multiple') {
@@ -54,6 +85,20 @@ export function parseFilters(raw: string | undefined, defs: FilterDefinition[]):
   return out;
 }
 
+/** The values of a language filter as ISO 639-1 codes (codes, BCP 47 tags or English names accepted). */
+function languageValues(val: unknown): string[] {
+  if (!Array.isArray(val) || !val.every((x) => typeof x === 'string')) {
+    throw new AppError('invalid_parameter', 'filters: language is a multiple-choice filter; its value must be an array of language codes like ["de","fr"].', 'filters');
+  }
+  const codes: string[] = [];
+  for (const x of val as string[]) {
+    const code = normalizeLanguage(x);
+    if (code === null) throw new AppError('invalid_parameter', `filters: language "${x}" is not an ISO 639-1 code, BCP 47 tag or English language name.`, 'filters');
+    if (!codes.includes(code)) codes.push(code);
+  }
+  return codes;
+}
+
 /** The request format of an applied filter, for `activeFilterOptions`. */
 export function echoFilter(f: ActiveFilter): Record<string, unknown> {
   if (f.type === 'multiple') return { [f.key]: f.values };
@@ -63,8 +108,12 @@ export function echoFilter(f: ActiveFilter): Record<string, unknown> {
   return { [f.key]: r };
 }
 
-/** Whether a document's filter values pass one applied filter. */
-export function passes(values: FilterValue[] | null, f: ActiveFilter): boolean {
+/**
+ * Whether a document's filter values and language (its own or the project default; null for
+ * a result that is not a page) pass one applied filter.
+ */
+export function passes(values: FilterValue[] | null, f: ActiveFilter, language: string | null): boolean {
+  if (f.key === LANGUAGE_FILTER) return language !== null && f.type === 'multiple' && f.values.includes(language);
   if (!values) return false;
   for (const v of values) {
     if (v.key !== f.key) continue;
@@ -77,14 +126,27 @@ export function passes(values: FilterValue[] | null, f: ActiveFilter): boolean {
   return false;
 }
 
-/** Facet accumulator for one defined filter. */
+/**
+ * Facet accumulator for one defined filter, or for the language filter ({@link LANGUAGE_FACET}),
+ * which is reported only when the counted pages are in two languages or more.
+ */
 export class Facet {
   readonly counts = new Map<string, number>();
   min = Infinity;
   max = -Infinity;
   seen = 0;
-  constructor(readonly def: FilterDefinition) {}
-  add(values: FilterValue[] | null): void {
+  private readonly isLanguage: boolean;
+  constructor(readonly def: FilterDefinition) {
+    this.isLanguage = def.id === LANGUAGE_FILTER;
+  }
+  /** Counts one document: its filter values and its language (own or the project default). */
+  add(values: FilterValue[] | null, language: string | null): void {
+    if (this.isLanguage) {
+      if (language === null) return;
+      this.counts.set(language, (this.counts.get(language) ?? 0) + 1);
+      this.seen++;
+      return;
+    }
     if (!values) return;
     let hit = false;
     for (const v of values) {
@@ -102,11 +164,11 @@ export class Facet {
   }
   /** The response entry, or null when no matching document has this filter. */
   out(): Record<string, unknown> | null {
-    if (this.seen === 0) return null;
+    if (this.seen === 0 || (this.isLanguage && this.counts.size < 2)) return null;
     if (this.def.type === 'range') return { key: this.def.id, name: this.def.name, type: 'range', min: this.min, max: this.max };
     const values = [...this.counts]
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .map(([value, count]) => ({ name: value, value, count }));
+      .map(([value, count]) => ({ name: this.isLanguage ? languageName(value) : value, value, count }));
     return { key: this.def.id, name: this.def.name, type: 'multiple', values };
   }
 }

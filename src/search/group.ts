@@ -68,6 +68,8 @@ export interface GroupRequest {
   excludeContentGroups: string[] | null;
   /** Compute facets for these filter definitions (empty: none). */
   facetDefs: FilterDefinition[];
+  /** The project's `search.language`: the language of pages without their own (language filter and facet); default `en`. */
+  defaultLanguage?: string;
 }
 
 /** Each row's group as an index into the distinct group names (as reported), per doc values. */
@@ -148,6 +150,7 @@ export class HitCollector {
     const dv = seg.reader.docValues();
     const req = this.req;
     const { facets, includeGroups, excludeGroups } = this;
+    const defaultLanguage = req.defaultLanguage ?? 'en';
     // Without phrases, exclusions, group lists, filters or facets (the common request), a
     // match only needs liveness, its group's count and the top-k heap: groups are counted by
     // row group index into a typed array and added to `perGroup` at the end of the segment in
@@ -183,8 +186,9 @@ export class HitCollector {
       let failed = -1;
       let failures = 0;
       const fv = dv.filters[id] ?? null;
+      const lang = dv.language[id] ?? defaultLanguage;
       for (let fi = 0; fi < req.filters.length; fi++) {
-        if (!passes(fv, req.filters[fi]!)) {
+        if (!passes(fv, req.filters[fi]!, lang)) {
           failures++;
           failed = fi;
           if (failures > 1) break;
@@ -192,11 +196,11 @@ export class HitCollector {
       }
       if (failures === 1) {
         const idx = this.facetIndex.get(req.filters[failed]!.key);
-        if (idx !== undefined) facets[idx]!.add(fv);
+        if (idx !== undefined) facets[idx]!.add(fv, lang);
         return;
       }
       if (failures > 1) return;
-      for (const f of facets) f.add(fv);
+      for (const f of facets) f.add(fv, lang);
       this.perGroup[group] = (this.perGroup[group] ?? 0) + 1;
       this.total++;
       this.offer(seg, id, dv.urls[id]!, group, score * dv.boost[id]!, typos);
@@ -251,4 +255,27 @@ export function dataPointKeys(snap: IndexSnapshot): string[] {
     });
   }
   return [...keys].sort();
+}
+
+/** Distinct own languages of a segment's rows (null: rows in the project default), per doc values. */
+const rowLanguageSets = new WeakMap<object, ReadonlySet<string | null>>();
+
+/**
+ * Whether the snapshot's rows are in more than one language, each row's own language or else
+ * `defaultLanguage`: the language facet is computed only then.
+ *
+ * @example if (hasSeveralLanguages(snap, settings.search.language)) facetDefs.push(LANGUAGE_FACET);
+ */
+export function hasSeveralLanguages(snap: IndexSnapshot, defaultLanguage: string): boolean {
+  const seen = new Set<string>();
+  for (const s of snap.segments) {
+    const dv = s.reader.docValues();
+    let set = rowLanguageSets.get(dv);
+    if (!set) rowLanguageSets.set(dv, (set = new Set(dv.language)));
+    for (const l of set) {
+      seen.add(l ?? defaultLanguage);
+      if (seen.size > 1) return true;
+    }
+  }
+  return false;
 }

@@ -11,8 +11,8 @@ import { runQuery, type Hit } from './engine.js';
 import type { SemanticQuery } from './hybrid.js';
 import type { SemanticMeta } from './semantic.js';
 import { runSimilar } from './similar.js';
-import { dataPointKeys, groupName, groupRecord, groupSet } from './group.js';
-import { echoFilter, passes, type ActiveFilter } from './filters.js';
+import { dataPointKeys, groupName, groupRecord, groupSet, hasSeveralLanguages } from './group.js';
+import { echoFilter, LANGUAGE_FACET, passes, type ActiveFilter } from './filters.js';
 import { normaliseQuery } from './query.js';
 import { escapeHtml, highlight, snippet } from './snippet.js';
 
@@ -105,13 +105,13 @@ function triggers(m: ResultMapping, normalised: string): boolean {
 }
 
 /** Live searchable row of `url` in the snapshot, if any and if `admits` its group and filter values. */
-function findLive(snap: IndexSnapshot, url: string, admits: (group: string, filterValues: FilterValue[] | null) => boolean): Hit | null {
+function findLive(snap: IndexSnapshot, url: string, defaultLanguage: string, admits: (group: string, filterValues: FilterValue[] | null, language: string | null) => boolean): Hit | null {
   for (const seg of snap.segments) {
     const dv = seg.reader.docValues();
     const id = seg.reader.idOf(url);
     if (id !== null && seg.dead[id] !== 1 && dv.status[id] === 200) {
       const group = groupName(dv.group[id]!);
-      return admits(group, dv.filters[id] ?? null) ? { seg, id, url, group, score: 0, typos: 0 } : null;
+      return admits(group, dv.filters[id] ?? null, dv.language[id] ?? defaultLanguage) ? { seg, id, url, group, score: 0, typos: 0 } : null;
     }
   }
   return null;
@@ -265,7 +265,8 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
     sortOrder: p.sortOrder,
     includeContentGroups: p.includeContentGroups,
     excludeContentGroups: p.excludeContentGroups,
-    facetDefs: p.filterOptions ? settings.filters : [],
+    facetDefs: !p.filterOptions ? [] : hasSeveralLanguages(snap, settings.search.language) ? [...settings.filters, LANGUAGE_FACET] : settings.filters,
+    defaultLanguage: settings.search.language,
     ...(needsAll ? {} : { topK: p.offset + p.limit }),
   };
   const res = similar ? runSimilar(snap, { ...common, ...similar }) : runQuery(snap, settings.search, {
@@ -283,8 +284,8 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
   const perGroup = Object.assign(groupRecord<number>(), res.perGroup);
   const include = groupSet(p.includeContentGroups);
   const exclude = groupSet(p.excludeContentGroups);
-  const admits = (group: string, filterValues: FilterValue[] | null): boolean =>
-    (!include || include.has(group)) && !exclude?.has(group) && p.filters.every((f) => passes(filterValues, f));
+  const admits = (group: string, filterValues: FilterValue[] | null, language: string | null): boolean =>
+    (!include || include.has(group)) && !exclude?.has(group) && p.filters.every((f) => passes(filterValues, f, language));
   // Hidden pages never appear, whichever mapping comes first.
   const hidden = new Set<string>();
   for (const m of triggered) if (m.action.type === 'hide') for (const u of m.action.urls) hidden.add(u);
@@ -312,7 +313,7 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
           pinned.push(existing);
           continue;
         }
-        const live = findLive(snap, url, admits);
+        const live = findLive(snap, url, settings.search.language, admits);
         if (live) {
           pinned.push(live);
           perGroup[live.group] = (perGroup[live.group] ?? 0) + 1;
@@ -320,9 +321,9 @@ export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams,
       }
       hits = [...pinned, ...hits];
     } else if (a.type === 'custom') {
-      // A custom result has no filter values: like a page without them, no filter admits it.
+      // A custom result has no filter values or language: like a page without them, no filter admits it.
       const group = groupName(a.contentGroup ?? '');
-      if (admits(group, null)) customs.push({ custom: true, html: a.html, position: a.position, group });
+      if (admits(group, null, null)) customs.push({ custom: true, html: a.html, position: a.position, group });
     }
   }
   for (const g of Object.keys(perGroup)) if (perGroup[g]! <= 0) delete perGroup[g];

@@ -133,6 +133,39 @@ t.test('validation errors', async (t) => {
   t.equal((await unknown.json()).code, 'unknown_site');
 });
 
+t.test('the language filter and facet: own language or the project default, in search and suggest', async (t) => {
+  const s = await setup(t);
+  const mono = await s.get('query=widget&filterOptions=true');
+  t.same(mono.body.filterOptions.map((f: any) => f.key), ['fid#1'], 'one language: no language facet');
+  const more = [
+    { ...page(100), title: 'Widget Anleitung', content: 'Das widget installieren.', language: 'de' },
+    { ...page(101), title: 'Guide du widget', content: 'Installer le widget.', language: 'French' },
+  ];
+  const r = await fetch(`${s.url}/sites/pagesJson?token=${s.token}&refresh=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(more) });
+  t.equal(r.status, 200);
+  const links = (b: any) => (Object.values(b.suggests).flat() as any[]).map((x) => x.link).sort();
+  const de = await s.get(`query=widget&filters=${encodeURIComponent('[{"language":["German"]}]')}`);
+  t.equal(de.status, 200);
+  t.same(links(de.body), ['https://site.test/p/100']);
+  t.same(de.body.activeFilterOptions, [{ language: ['de'] }], 'echoed as codes');
+  const en = await s.get(`query=widget&limit=50&filters=${encodeURIComponent('[{"language":["en"]}]')}`);
+  t.equal(en.body.totalResults, 30, 'pages without a language are in the project default');
+  const facets = await s.get(`query=widget&filterOptions=true&filters=${encodeURIComponent('[{"language":["fr"]}]')}`);
+  t.same(links(facets.body), ['https://site.test/p/101']);
+  const lang = facets.body.filterOptions.find((f: any) => f.key === 'language');
+  t.same(lang, {
+    key: 'language', name: 'Language', type: 'multiple',
+    values: [{ name: 'English', value: 'en', count: 30 }, { name: 'German', value: 'de', count: 1 }, { name: 'French', value: 'fr', count: 1 }],
+  }, 'its own selection does not narrow its counts');
+  const pinned = await s.get(`query=pinned%20widget&filters=${encodeURIComponent('[{"language":["de"]}]')}`);
+  t.notOk(links(pinned.body).includes('https://site.test/p/007'), 'a pinned page in another language is not pinned');
+  const sug = await (await fetch(`${s.url}/sites/suggest?site=default&query=wid&filters=${encodeURIComponent('[{"language":["de"]}]')}`)).json();
+  t.same(links(sug), ['https://site.test/p/100'], 'suggest filters by language');
+  const bad = await s.get(`query=widget&filters=${encodeURIComponent('[{"language":["xx-nope"]}]')}`);
+  t.equal(bad.status, 400);
+  t.equal(bad.body.field, 'filters');
+});
+
 t.test('suggest', async (t) => {
   const s = await setup(t);
   const r = await fetch(`${s.url}/sites/suggest?site=default&query=wid`);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
-import { parseFilters, passes, type ActiveFilter } from '../../src/search/filters.js';
+import { LANGUAGE_FACET, parseFilters, passes, type ActiveFilter } from '../../src/search/filters.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 import type { FilterDefinition, PageDoc, SearchSettings } from '../../src/core/index.js';
@@ -28,14 +28,21 @@ const docs: PageDoc[] = Array.from({ length: 120 }, (_, i) => {
   if (rnd() < 0.8) filters.push({ key: 'fid#1', value: colors.filter(() => rnd() < 0.4) });
   if (rnd() < 0.7) filters.push({ key: 'fid#2', value: Math.round(rnd() * 1000) / 10 });
   if (rnd() < 0.6) filters.push({ key: 'fid#3', value: [sizes[Math.floor(rnd() * 3)]!] });
-  return makeDoc(`https://f.test/${String(i).padStart(3, '0')}`, `Shirt ${i}`, `A shirt ${rnd() < 0.5 ? 'cotton' : 'linen'} item ${i}`, { filters });
+  // Every third page in the project default (English), the others German or French.
+  const language = [null, 'de', 'fr'][i % 3]!;
+  return makeDoc(`https://f.test/${String(i).padStart(3, '0')}`, `Shirt ${i}`, `A shirt ${rnd() < 0.5 ? 'cotton' : 'linen'} item ${i}`, { filters, language });
 });
+const languageOf = (d: PageDoc): string => d.language ?? 'en';
 
 t.test('parseFilters validation', async (t) => {
   t.same(parseFilters('[{"fid#1":["red"]},{"fid#2":{"min":1}}]', defs), [
     { key: 'fid#1', type: 'multiple', values: ['red'] },
     { key: 'fid#2', type: 'range', min: 1, max: null },
   ]);
+  t.same(parseFilters('[{"language":["de","German","fr-CA"]}]', defs), [{ key: 'language', type: 'multiple', values: ['de', 'fr'] }], 'language: codes, names and tags, each once');
+  for (const bad of ['[{"language":"de"}]', '[{"language":["klingon"]}]', '[{"language":[1]}]']) {
+    t.throws(() => parseFilters(bad, defs), { code: 'invalid_parameter', field: 'filters' }, bad);
+  }
   for (const bad of ['nope', '{}', '[{"fid#9":["x"]}]', '[{"fid#1":"red"}]', '[{"fid#2":[1]}]', '[{"fid#2":{"min":"1"}}]', '[{"fid#2":{"low":1}}]', '[{"fid#1":["a"],"fid#3":["S"]}]']) {
     t.throws(() => parseFilters(bad, defs), { code: 'invalid_parameter', field: 'filters' }, bad);
   }
@@ -50,16 +57,27 @@ t.test('filters and disjunctive facet counts match a brute-force count', async (
     [{ key: 'fid#1', type: 'multiple', values: ['green'] }, { key: 'fid#2', type: 'range', min: 20, max: 70 }],
     [{ key: 'fid#2', type: 'range', min: null, max: 50 }, { key: 'fid#3', type: 'multiple', values: ['S', 'L'] }],
     [{ key: 'fid#1', type: 'multiple', values: ['black'] }, { key: 'fid#3', type: 'multiple', values: ['M'] }, { key: 'fid#2', type: 'range', min: 10, max: null }],
+    [{ key: 'language', type: 'multiple', values: ['de'] }],
+    [{ key: 'language', type: 'multiple', values: ['en', 'fr'] }, { key: 'fid#1', type: 'multiple', values: ['red'] }],
   ];
   for (const query of ['shirt', 'cotton', '*']) {
     for (const sel of selections) {
-      const r = runQuery(snap, settings, req(query, { filters: sel }));
+      const r = runQuery(snap, settings, req(query, { filters: sel, facetDefs: [...defs, LANGUAGE_FACET], defaultLanguage: 'en' }));
       const textMatch = docs.filter((d) => query === '*' || d.title.toLowerCase().includes(query) || d.content.includes(query));
-      const expected = textMatch.filter((d) => sel.every((f) => passes(d.filters, f))).map((d) => d.url).sort();
+      const expected = textMatch.filter((d) => sel.every((f) => passes(d.filters, f, languageOf(d)))).map((d) => d.url).sort();
       t.same(r.hits.map((h) => h.url).sort(), expected, `result set for ${query} ${JSON.stringify(sel)}`);
+      const langBase = textMatch.filter((d) => sel.every((f) => f.key === 'language' || passes(d.filters, f, languageOf(d))));
+      const langCounts = new Map<string, number>();
+      for (const d of langBase) langCounts.set(languageOf(d), (langCounts.get(languageOf(d)) ?? 0) + 1);
+      const langFacet = r.facets.find((f) => f.key === 'language') as { name: string; values: Array<{ name: string; value: string; count: number }> } | undefined;
+      if (langCounts.size < 2) t.notOk(langFacet, `no language facet for one language (${query} ${JSON.stringify(sel)})`);
+      else {
+        t.same(Object.fromEntries(langFacet!.values.map((v) => [v.value, v.count])), Object.fromEntries(langCounts), `language counts for ${query} ${JSON.stringify(sel)}`);
+        t.same(langFacet!.values.find((v) => v.value === 'de')?.name, 'German', 'value names are English language names');
+      }
       for (const def of defs) {
         // Disjunctive: every selection except this filter's own.
-        const base = textMatch.filter((d) => sel.every((f) => f.key === def.id || passes(d.filters, f)));
+        const base = textMatch.filter((d) => sel.every((f) => f.key === def.id || passes(d.filters, f, languageOf(d))));
         const facet = r.facets.find((f) => f.key === def.id) as Record<string, unknown> | undefined;
         const withKey = base.filter((d) => d.filters.some((f) => f.key === def.id && (def.type === 'range' ? typeof f.value === 'number' : Array.isArray(f.value) && f.value.length > 0)));
         if (withKey.length === 0) {
