@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: cluster cluster-stop bench-export setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-search bench-suggest bench-crawl soak relevance reindex export clean
+.PHONY: cluster cluster-stop bench-export setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-ingest-semantic bench-search bench-suggest bench-crawl soak relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -62,6 +62,11 @@ bench: bench-ingest bench-search bench-suggest bench-crawl relevance bench-widge
 bench-ingest: setup embeddings
 	@npx tsc -p tsconfig.build.json || echo "make bench-ingest: the build reported errors; bench/ingest.ts runs dist/ only if it is newer than the sources" >&2
 	$(TSX) bench/ingest.ts
+
+# Indexing rate with the built-in embedder next to embedder none, and vector bytes per document (BENCH_DOCS=50000 by default)
+bench-ingest-semantic: setup embeddings
+	@npx tsc -p tsconfig.build.json || echo "make bench-ingest-semantic: the build reported errors; the server runs dist/ only if it is newer than the sources" >&2
+	$(TSX) bench/ingest-semantic.ts
 
 # Needs wrk (Debian/Ubuntu: apt-get install -y wrk). Builds first so the server runs as plain JS
 # (dist/); if nothing was emitted the benchmark falls back to tsx. BENCH_DOCS=0 skips the 100k run.
