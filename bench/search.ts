@@ -10,7 +10,8 @@
  *    first — else `node --import tsx src/main.ts`; SITESIFT_WORKERS=2; info-level request logs
  *    written to a file as in production), filled through `POST /sites/pagesJson` (batches of
  *    100, 3 in flight), then loaded with `GET /sites?…&includeContent=true&
- *    highlightQueryTerms=true&filterOptions=true&log=false` at 8 and 32 connections.
+ *    highlightQueryTerms=true&filterOptions=true&log=false` at 8 and 32 connections; then at 1 and
+ *    8 connections the project's default (hybrid) next to `&semanticRatio=0` (lexical only).
  * 2. MiniSearch: a plain Node `http` server child (this file with `--serve-minisearch`) holding
  *    the same documents in MiniSearch 7 (options of bench/lib/peers.ts) and answering
  *    `/search?query=…` with the top 10 in the same JSON shape (escaped, highlighted snippet).
@@ -376,6 +377,13 @@ async function sitesiftPhase(rows: Row[], corpus: string, source: Iterable<Retur
       notes.push(`${corpus}: after the merge, warm-up again ${warmNote(rewarm, paths.length)}`);
     }
     await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache)`, server.url, script, CONNECTIONS, server.child.pid, notes);
+    // The vector side's cost: the default (hybrid: semanticRatio from the project's settings)
+    // next to lexical only (semanticRatio=0), alternated, at 1 and 8 connections.
+    const lexical = rotatingScript(path.join(outDir, 'sitesift-lexical.lua'), paths.map((p) => `${p}&semanticRatio=0`));
+    for (const c of [1, 8]) {
+      await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache, hybrid default)`, server.url, script, [c], server.child.pid, notes);
+      await load(rows, corpus, ix.indexed, `sitesift (${server.mode}, no cache, lexical only)`, server.url, lexical, [c], server.child.pid, notes);
+    }
     notes.push(`${corpus}: sitesift peak RSS ${server.peakRssMb()} MB; ${segmentCount(server)} segments after the load`);
     await server.stop();
     server = await startBenchServer({ mode, env: threadsEnv, reuse: { dataDir: server.dataDir, masterKey: server.masterKey } });
@@ -498,6 +506,13 @@ async function main(): Promise<void> {
       const ours = ofVariant(pgName, suffix, c);
       const koa = find(pgName, 'empty Koa', c);
       if (ours && koa) goals.push({ goal: `[${label}] ${pgName}, ${c} conn: ≥ 10% of empty Koa req/s`, met: ours.rps >= 0.1 * koa.rps, detail: `${((100 * ours.rps) / koa.rps).toFixed(1)}%` });
+    }
+  }
+  for (const corpus of corpora) {
+    for (const c of [1, 8]) {
+      const hybrid = ofVariant(corpus, ', hybrid default)', c);
+      const lexical = ofVariant(corpus, ', lexical only)', c);
+      if (hybrid && lexical) goals.push({ goal: `${corpus}, ${c} conn: hybrid p99 ≤ 2× lexical`, met: hybrid.p99 <= 2 * lexical.p99, detail: `${hybrid.p99.toFixed(2)} vs ${lexical.p99.toFixed(2)} ms (${(hybrid.p99 / lexical.p99).toFixed(2)}×; p50 ${hybrid.p50.toFixed(2)} vs ${lexical.p50.toFixed(2)} ms)` });
     }
   }
   for (const corpus of corpora) {

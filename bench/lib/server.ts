@@ -101,6 +101,10 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
       SITESIFT_MASTER_KEY: masterKey,
       SITESIFT_WORKERS: '2',
       LOG_LEVEL: 'info',
+      // Load comes from one address (wrk on 127.0.0.1): the per-address rate limits would measure
+      // themselves. A benchmark that wants them passes its own values in opts.env.
+      SITESIFT_RATE_PUBLIC_PER_SECOND: '0',
+      SITESIFT_RATE_INDEX_PER_SECOND: '0',
       ...opts.env,
       ...benchServerEnv(),
     },
