@@ -25,7 +25,7 @@ export { normalizeUrl, normalizeUrlObject } from './url.js';
 export type { NormalizeOptions } from './url.js';
 export { safeImageUrl } from './url.js';
 export { workerExecArgv, workerFile } from './pool.js';
-export { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB } from './memory.js';
+export { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB, WORD_VECTORS_MB } from './memory.js';
 export type { MemoryInputs, MemoryPlan, PragmaTarget, SearchThreadShare } from './memory.js';
 export { ByKey, compileSchema, defineFormat, describeErrors, fieldPath, inputSchema, Nullable, quote, StringEnum, Tagged, typeName } from './schema.js';
 export type { CompiledSchema, CompileOptions, FormatMessage, SchemaProblem } from './schema.js';

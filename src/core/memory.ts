@@ -25,21 +25,39 @@ export const DEFAULT_MEMORY_MB = 512;
 
 /**
  * Fixed memory of each kind of thread before any cache (MiB): V8 heap and code, Koa and the
- * routes (main), the pool's warm-up and one task's working set (pool), SQLite and malloc arenas.
+ * routes (main, with node's own code: 48 MB of file-backed pages in the resident set), the
+ * pool's warm-up and one task's working set (pool), SQLite and malloc arenas, and the garbage
+ * V8 keeps between collections. Measured on the PostgreSQL manual under `make soak`
+ * (/proc/PID/smaps by mapping, each thread's heap from `GET /admin/memory`): a search thread at
+ * its full 44 MB share held 69–78 MB of V8 heap, 18–19 MB outside it (typed arrays of decoded
+ * postings and BM25F values) and its page caches, in a 34 MB malloc arena: 108–125 MB, 64–81
+ * besides its share; the main thread 96 MB with its answer caches empty; the two pool threads
+ * and the query-log writer together about 45 MB between tasks.
  */
-export const THREAD_BASE_MB = Object.freeze({ main: 110, search: 36, pool: 56, writer: 20 });
+export const THREAD_BASE_MB = Object.freeze({ main: 110, search: 70, pool: 40, writer: 20 });
 
 /**
- * The V8 old-generation limit of a search thread with `share` (MiB): twice its base and share,
+ * The V8 old-generation limit of a search thread with `share` (MiB): 1.25 × its base and share,
  * at least 128. Why: V8 sizes how far a heap may grow past its live objects before a full
  * collection from this limit (up to 4× with the default limit of several GB, about 1.3× near
- * 200 MB), so without it a search thread holding 55 MB kept 120 MB. Twice the share leaves room
- * for what the engine caches do not count (per-segment values, garbage between collections); a
- * thread whose live objects reach it stops (out of memory) and is replaced.
+ * 200 MB), so without it a search thread holding 55 MB kept 120 MB, and with twice its base and
+ * share its heap still reached 118 MB at 219 requests/s. The base already counts garbage
+ * between collections and part of the engine caches lives outside the V8 heap (typed arrays),
+ * so this stays well above the live objects; 128 MB at least leaves room for what the engine
+ * caches do not count (per-segment values of large sites). A thread whose live objects reach it
+ * stops (out of memory) and is replaced.
  */
 export function searchThreadHeapLimitMb(share: SearchThreadShare): number {
-  return Math.max(128, Math.ceil(2 * (THREAD_BASE_MB.search + share.shareMb)));
+  return Math.max(128, Math.ceil(1.25 * (THREAD_BASE_MB.search + share.shareMb)));
 }
+
+/**
+ * The built-in embedder's word vectors (MiB): 200,000 words × 100 dimensions of int8, the
+ * vocabulary and its hash index, 24.6 MiB in one SharedArrayBuffer that every thread shares
+ * (src/text/word-vectors.ts), so counted once per process, not per thread. 0 with
+ * `SITESIFT_WORD_VECTORS=none`.
+ */
+export const WORD_VECTORS_MB = 25;
 
 /** Smallest cache share a search thread may get (MiB): below it the engine re-decodes every list. */
 export const MIN_SEARCH_THREAD_CACHE_MB = 8;
@@ -64,7 +82,7 @@ export interface SearchThreadShare {
 export interface MemoryPlan {
   budgetMb: number;
   /** Fixed bases: per thread kind, and their sum over the threads the server starts. */
-  base: { mainMb: number; searchThreadMb: number; poolThreadMb: number; writerMb: number; totalMb: number };
+  base: { mainMb: number; searchThreadMb: number; poolThreadMb: number; writerMb: number; wordVectorsMb: number; totalMb: number };
   /** The main thread's cache shares. */
   main: {
     /** `GET /sites` answer cache (src/search/cache.ts). */
@@ -108,6 +126,8 @@ export interface MemoryInputs {
   searchCacheMb?: number | null;
   /** `SITESIFT_SEARCH_MEMORY_MB` when set: each searching thread's engine caches instead of their share. */
   searchMemoryMb?: number | null;
+  /** `SITESIFT_WORD_VECTORS`: a table's path reserves {@link WORD_VECTORS_MB}; `none` or absent reserves nothing. */
+  wordVectors?: string | null;
 }
 
 /**
@@ -120,12 +140,14 @@ export interface MemoryInputs {
  */
 export function planMemory(c: MemoryInputs): MemoryPlan {
   const searching = Math.max(1, c.searchThreads);
+  const wordVectorsMb = c.wordVectors && c.wordVectors !== 'none' ? WORD_VECTORS_MB : 0;
   const base = {
     mainMb: THREAD_BASE_MB.main,
     searchThreadMb: THREAD_BASE_MB.search,
     poolThreadMb: THREAD_BASE_MB.pool,
     writerMb: THREAD_BASE_MB.writer,
-    totalMb: THREAD_BASE_MB.main + c.searchThreads * THREAD_BASE_MB.search + c.workers * THREAD_BASE_MB.pool + THREAD_BASE_MB.writer,
+    wordVectorsMb,
+    totalMb: THREAD_BASE_MB.main + c.searchThreads * THREAD_BASE_MB.search + c.workers * THREAD_BASE_MB.pool + THREAD_BASE_MB.writer + wordVectorsMb,
   };
   const rest = c.memoryMb - base.totalMb;
   const need = base.totalMb + searching * MIN_SEARCH_THREAD_CACHE_MB;
@@ -151,7 +173,7 @@ export function planMemory(c: MemoryInputs): MemoryPlan {
   };
   main.totalMb = floor(base.mainMb + base.writerMb + main.searchAnswersMb + main.suggestAnswersMb + main.queryLogMb + main.readersMb + (main.search?.shareMb ?? 0));
   const eachTotalMb = c.searchThreads > 0 ? floor(base.searchThreadMb + share.shareMb) : 0;
-  const plannedMb = floor(main.totalMb + c.searchThreads * eachTotalMb + c.workers * base.poolThreadMb);
+  const plannedMb = floor(main.totalMb + c.searchThreads * eachTotalMb + c.workers * base.poolThreadMb + base.wordVectorsMb);
   if (plannedMb > c.memoryMb) {
     const which = c.searchMemoryMb != null ? 'SITESIFT_SEARCH_MEMORY_MB' : 'SITESIFT_SEARCH_CACHE_MB';
     throw new MemoryPlanError(

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { AppError, inputSchema, Nullable, SettingsSchema, type Settings } from '../core/index.js';
 import { threadCacheUsage } from '../index/index.js';
 import { assertSiteId, keepSecrets, KEY_SCOPES, maskSecrets, SettingsInputSchema } from '../projects/index.js';
+import { wordVectorsBytes } from '../text/index.js';
 import type { Services } from '../services.js';
 import { requireAdmin } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
@@ -130,6 +131,8 @@ export function register(router: Router, services: Services): void {
           searchAnswers: { budgetMb: plan.main.searchAnswersMb, usedMb: mb(searchCache.bytes), entries: searchCache.entries },
           suggestAnswers: { budgetMb: plan.main.suggestAnswersMb, usedMb: mb(suggestCache.bytes), entries: suggestCache.size },
           queryLog: { budgetMb: plan.main.queryLogMb, ...services.analytics.memoryUsage() },
+          // One table for the whole process (the pool threads share it).
+          wordVectors: { budgetMb: plan.base.wordVectorsMb, usedMb: mb(wordVectorsBytes()) },
           ...threadCacheUsage(),
         },
         ...searchThreads.map((usage, i) => ({ thread: `search ${i + 1}`, shareMb: plan.searchThreads.eachTotalMb, ...usage })),

@@ -12,7 +12,9 @@
  * Invalidation is by key, never by time: every commit, delete or merge publishes a new manifest
  * generation (strictly increasing per open index) and every settings change stores a new frozen
  * settings object, so an answer computed before a change can never be returned after it.
- * Entries of old generations are never looked up again and leave through the LRU. A cached
+ * Entries of old generations are never looked up again: they are dropped as soon as a search of
+ * a newer generation of the same project index arrives ({@link GenerationKeys}), so a site that
+ * keeps indexing does not fill the cache's share with dead answers. A cached
  * answer is the general search's answer by construction (tests compare them). The query log is
  * not part of the key: the route records hits and misses alike.
  */
@@ -30,9 +32,56 @@ export interface SearchCacheStats {
   bytes: number;
 }
 
+/**
+ * The keys an answer cache holds per owner (project index) and the newest generation it saw of
+ * each, so the answers of older generations leave at once instead of through the LRU.
+ *
+ * @example
+ * const stale = gens.advance(ownerId, snap.generation); // keys to drop, or null: an older snapshot
+ */
+export class GenerationKeys {
+  private readonly owners = new Map<number, { generation: number; keys: Set<string> }>();
+
+  /**
+   * Notes that `owner` answers at `generation`. Returns the keys of its older generations (now
+   * forgotten here: the caller drops them), `[]` when there are none, or null when `generation`
+   * is older than one already seen (a search pinned before a publish: do not cache its answer).
+   */
+  advance(owner: number, generation: number): string[] | null {
+    const o = this.owners.get(owner);
+    if (!o) {
+      this.owners.set(owner, { generation, keys: new Set() });
+      return [];
+    }
+    if (generation < o.generation) return null;
+    if (generation === o.generation) return [];
+    o.generation = generation;
+    const stale = [...o.keys];
+    o.keys.clear();
+    return stale;
+  }
+
+  /** Records a key stored for `owner` (at the generation last passed to {@link advance}). */
+  add(owner: number, key: string): void {
+    this.owners.get(owner)?.keys.add(key);
+  }
+
+  /** Forgets a key the cache evicted. */
+  delete(owner: number, key: string): void {
+    const o = this.owners.get(owner);
+    if (o && o.keys.delete(key) && o.keys.size === 0) this.owners.delete(owner);
+  }
+
+  /** Forgets everything. */
+  clear(): void {
+    this.owners.clear();
+  }
+}
+
 /** An LRU of search answers shared by all projects, bounded in bytes (0 disables it). */
 export class SearchCache {
-  private readonly entries = new Map<string, { outcome: SearchOutcome; bytes: number }>();
+  private readonly entries = new Map<string, { outcome: SearchOutcome; bytes: number; owner: number }>();
+  private readonly generations = new GenerationKeys();
   private bytes = 0;
   hits = 0;
   misses = 0;
@@ -55,21 +104,35 @@ export class SearchCache {
       return e.outcome;
     }
     this.misses++;
+    const ownerId = objectId(owner);
     const outcome = await compute();
+    // After the search: a publish meanwhile makes this answer's generation the stale one.
+    const stale = this.generations.advance(ownerId, snap.generation);
+    if (stale === null) return outcome;
+    for (const k of stale) this.drop(k);
     // UTF-16 string sizes, plus the key and bookkeeping.
     const bytes = 2 * (outcome.json.length + key.length) + 256;
     if (bytes <= this.maxBytes / 4) {
-      const old = this.entries.get(key);
-      if (old) this.bytes -= old.bytes;
-      this.entries.set(key, { outcome, bytes });
+      this.drop(key);
+      this.entries.set(key, { outcome, bytes, owner: ownerId });
+      this.generations.add(ownerId, key);
       this.bytes += bytes;
       for (const [k, v] of this.entries) {
         if (this.bytes <= this.maxBytes) break;
         this.entries.delete(k);
+        this.generations.delete(v.owner, k);
         this.bytes -= v.bytes;
       }
     }
     return outcome;
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.generations.delete(e.owner, key);
+    this.bytes -= e.bytes;
   }
 
   stats(): SearchCacheStats {

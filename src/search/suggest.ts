@@ -33,6 +33,7 @@ import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
 import { pinned, withSemantic, type SearchSources } from './service.js';
 import { groupRecord } from './group.js';
+import { GenerationKeys } from './cache.js';
 import { objectId } from './object-id.js';
 import { escapeHtml } from './snippet.js';
 
@@ -260,7 +261,9 @@ export interface SuggestCacheStats {
  * the entry under its stored key).
  */
 export class SuggestCache {
-  private readonly entries = new Map<string, { key: string; answer: SuggestAnswer; bytes: number }>();
+  private readonly entries = new Map<string, { key: string; answer: SuggestAnswer; bytes: number; owner: number }>();
+  /** Answers of a project's older generations leave at once (as in the search answer cache). */
+  private readonly generations = new GenerationKeys();
   private bytes = 0;
   private readonly inflight = new Map<string, Promise<SuggestAnswer>>();
   hits = 0;
@@ -289,7 +292,7 @@ export class SuggestCache {
     const cached = this.lookup(key);
     if (cached) return cached;
     this.misses++;
-    return this.store(key, answerOf(computeSuggestPageFast(snap, settings, p, cacheOwner)));
+    return this.store(key, answerOf(computeSuggestPageFast(snap, settings, p, cacheOwner)), cacheOwner, snap.generation);
   }
 
   /**
@@ -325,7 +328,7 @@ export class SuggestCache {
     const promise = compute();
     this.inflight.set(key, promise);
     try {
-      return this.store(key, await promise);
+      return this.store(key, await promise, cacheOwner, snap.generation);
     } finally {
       this.inflight.delete(key);
     }
@@ -343,28 +346,37 @@ export class SuggestCache {
     return cached.answer;
   }
 
-  private store(key: string, answer: SuggestAnswer): SuggestAnswer {
+  private store(key: string, answer: SuggestAnswer, cacheOwner: object, generation: number): SuggestAnswer {
+    const owner = objectId(cacheOwner);
+    const stale = this.generations.advance(owner, generation);
+    if (stale === null) return answer;
+    for (const k of stale) this.drop(k);
     // UTF-16 key and JSON, the frozen objects about as much again as the JSON, bookkeeping.
     const bytes = 2 * key.length + 4 * answer.json.length + 256;
     if (bytes > this.maxBytes) return answer;
-    const old = this.entries.get(key);
-    if (old) {
-      this.entries.delete(key);
-      this.bytes -= old.bytes;
-    }
-    this.entries.set(key, { key, answer, bytes });
+    this.drop(key);
+    this.entries.set(key, { key, answer, bytes, owner });
+    this.generations.add(owner, key);
     this.bytes += bytes;
     while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
-      const [oldest, e] = this.entries.entries().next().value!;
-      this.entries.delete(oldest);
-      this.bytes -= e.bytes;
+      const [oldest] = this.entries.keys();
+      this.drop(oldest!);
     }
     return answer;
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.generations.delete(e.owner, key);
+    this.bytes -= e.bytes;
   }
 
   /** Drops every entry (tests; not needed for correctness: keys carry the generation). */
   clear(): void {
     this.entries.clear();
+    this.generations.clear();
     this.bytes = 0;
   }
 

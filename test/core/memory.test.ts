@@ -3,14 +3,14 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { tempDataDir } from '../helpers/server.js';
-import { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB, type MemoryPlan } from '../../src/core/memory.js';
+import { DEFAULT_MEMORY_MB, MemoryPlanError, PageCacheShare, planMemory, searchThreadHeapLimitMb, THREAD_BASE_MB, WORD_VECTORS_MB, type MemoryPlan } from '../../src/core/memory.js';
 
 /** Everything the plan gives out, added up from its parts. */
 function given(p: MemoryPlan): number {
   const m = p.main;
   const mainSearch = m.search ? m.search.engineMb + m.search.pageCacheMb : 0;
   const each = p.searchThreads.share ? p.base.searchThreadMb + p.searchThreads.share.engineMb + p.searchThreads.share.pageCacheMb : 0;
-  return p.base.mainMb + p.base.writerMb + m.searchAnswersMb + m.suggestAnswersMb + m.queryLogMb + m.readersMb + mainSearch + p.searchThreads.count * each + p.poolThreads.count * p.base.poolThreadMb;
+  return p.base.mainMb + p.base.writerMb + p.base.wordVectorsMb + m.searchAnswersMb + m.suggestAnswersMb + m.queryLogMb + m.readersMb + mainSearch + p.searchThreads.count * each + p.poolThreads.count * p.base.poolThreadMb;
 }
 
 t.test('the default budget is split between the threads and every cache, and the parts fit in it', async (t) => {
@@ -26,6 +26,18 @@ t.test('the default budget is split between the threads and every cache, and the
   t.ok(given(p) <= 512, `all parts together (${given(p)} MB) fit in the budget`);
   t.ok(given(p) > 500, 'and the budget is used, not left idle');
   t.ok(Math.abs(p.plannedMb - given(p)) < 1, 'plannedMb is the sum of the parts');
+});
+
+t.test('the word vectors count once in the budget, not per thread, and shrink the cache shares', async (t) => {
+  const without = planMemory({ memoryMb: 512, searchThreads: 2, workers: 2, wordVectors: 'none' });
+  const one = planMemory({ memoryMb: 512, searchThreads: 2, workers: 2, wordVectors: '/srv/sitesift/dist/embeddings/sg100.wv' });
+  const more = planMemory({ memoryMb: 2048, searchThreads: 8, workers: 8, wordVectors: '/srv/sitesift/dist/embeddings/sg100.wv' });
+  t.equal(without.base.wordVectorsMb, 0, 'SITESIFT_WORD_VECTORS=none: nothing reserved');
+  t.equal(one.base.wordVectorsMb, WORD_VECTORS_MB);
+  t.equal(more.base.wordVectorsMb, WORD_VECTORS_MB, 'whatever the number of threads');
+  t.equal(one.base.totalMb - without.base.totalMb, WORD_VECTORS_MB, 'part of the bases');
+  t.ok(one.searchThreads.share!.engineMb < without.searchThreads.share!.engineMb, 'the caches get what is left');
+  t.ok(given(one) <= 512 && Math.abs(one.plannedMb - given(one)) < 1, 'and the parts still fit the budget');
 });
 
 t.test('a bigger budget gives bigger caches; no search threads: the main thread takes a search share', async (t) => {
@@ -102,6 +114,7 @@ t.test('PageCacheShare: connections split one page-cache budget, re-applied as t
 
 t.test('a search thread\'s V8 heap limit follows its share', async (t) => {
   const share = planMemory({ memoryMb: 512, searchThreads: 2, workers: 2 }).searchThreads.share!;
-  t.equal(searchThreadHeapLimitMb(share), Math.ceil(2 * (THREAD_BASE_MB.search + share.shareMb)));
+  t.ok(searchThreadHeapLimitMb(share) >= Math.ceil(1.25 * (THREAD_BASE_MB.search + share.shareMb)), 'room above the base and share');
+  t.ok(searchThreadHeapLimitMb(planMemory({ memoryMb: 4096, searchThreads: 2, workers: 2 }).searchThreads.share!) < 2 * (THREAD_BASE_MB.search + planMemory({ memoryMb: 4096, searchThreads: 2, workers: 2 }).searchThreads.share!.shareMb), 'but not twice it: V8 keeps its heap near the limit under load');
   t.equal(searchThreadHeapLimitMb({ engineMb: 4, pageCacheMb: 1, shareMb: 5 }), 128, 'never below 128 MB');
 });

@@ -3,8 +3,12 @@
  * of every thread from its share of the budget and `GET /admin/memory` reports the split and
  * what each cache holds (master key only).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
-import { planMemory, searchThreadHeapLimitMb } from '../../src/core/memory.js';
+import { planMemory, searchThreadHeapLimitMb, WORD_VECTORS_MB } from '../../src/core/memory.js';
+import { writeFixtureWordVectors } from '../helpers/word-vectors.js';
 import { api, startTestServer } from '../helpers/server.js';
 
 const MiB = 1024 * 1024;
@@ -53,4 +57,22 @@ t.test('every cache is sized from its share of the budget, and the split is repo
 
   t.equal((await api(s.url, '/admin/memory', { token: s.token })).status, 403, 'a project key may not read it');
   t.equal((await api(s.url, '/admin/memory')).status, 401);
+});
+
+t.test('the word vectors are one part of the budget, loaded once and used by the pool threads that embed', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sitesift-memwv-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const table = writeFixtureWordVectors(dir);
+  const s = await startTestServer({ t, env: { SITESIFT_MEMORY_MB: '512', SITESIFT_SEARCH_THREADS: '1', SITESIFT_WORKERS: '1', SITESIFT_WORD_VECTORS: table } });
+  t.equal(s.services.memory.base.wordVectorsMb, WORD_VECTORS_MB, 'the plan reserves the table once');
+  const docs = [
+    { url: 'https://example.com/undo', title: 'Rollback', content: 'revert changes after a mistake' },
+    { url: 'https://example.com/cake', title: 'Chocolate cake', content: 'a recipe' },
+  ];
+  t.equal((await api(s.url, '/sites/pagesJson?refresh=true', { method: 'POST', token: s.token, json: docs })).status, 200);
+  const r = await api(s.url, `/sites?site=default&query=${encodeURIComponent('undo mistake')}`);
+  t.equal(r.status, 200);
+  t.match(r.body.semantic, { lexicalOnlyDocuments: 0 }, 'the pool thread embedded the pages with the table');
+  const m = await api(s.url, '/admin/memory', { token: s.masterKey });
+  t.same(m.body.threads[0].wordVectors, { budgetMb: WORD_VECTORS_MB, usedMb: 0 }, 'reported with the main thread (the fixture is under 0.05 MB)');
 });

@@ -67,6 +67,26 @@ t.test('the cache stays within its byte budget, least recently used out first', 
   t.equal(tiny.stats().entries, 0);
 });
 
+t.test("a newer generation drops the index's older answers at once; other indexes keep theirs", async (t) => {
+  const cache = new SearchCache(1 << 20);
+  const owner = {};
+  const other = {};
+  const settings = defaultSettings();
+  for (let i = 0; i < 20; i++) await cache.get(owner, snapAt(1), settings, params(`q${i}`), async () => outcome(`gen 1 answer ${i}`));
+  await cache.get(other, snapAt(1), settings, params('q0'), async () => outcome('other'));
+  t.equal(cache.stats().entries, 21);
+  const bytesBefore = cache.stats().bytes;
+  await cache.get(owner, snapAt(2), settings, params('q0'), async () => outcome('gen 2 answer'));
+  t.equal(cache.stats().entries, 2, "the index's 20 answers of generation 1 are gone, its new one and the other index's remain");
+  t.ok(cache.stats().bytes < bytesBefore / 5, 'and their bytes no longer count');
+  let computed = 0;
+  await cache.get(other, snapAt(1), settings, params('q0'), async () => ((computed++), outcome('other again')));
+  t.equal(computed, 0, "another index's answer is still a hit");
+  // A search pinned to generation 1 that finishes after generation 2 was seen: answered, not kept.
+  await cache.get(owner, snapAt(1), settings, params('late'), async () => outcome('late'));
+  t.equal(cache.stats().entries, 2, 'an answer of a superseded generation is not cached');
+});
+
 t.test('a budget of 0 disables caching', async (t) => {
   const off = new SearchCache(0);
   let n = 0;

@@ -152,6 +152,22 @@ t.test('a new index generation, new settings or another project is never answere
   t.same(tab, computeSuggestPage(other, settings, params('tab'), {}));
 });
 
+t.test("a newer generation drops the project's older suggest answers at once", async (t) => {
+  const snap = snapshotOf([docs]);
+  t.teardown(() => snap.cleanup());
+  const next = { ...snap, generation: snap.generation + 1 };
+  const settings = settingsWith();
+  const owner = {};
+  const cache = new SuggestCache();
+  for (const q of ['c', 'cr', 'cre', 'crea', 'ta', 'tab']) cache.get(snap, settings, params(q), owner);
+  cache.get(snap, settings, params('c'), {});
+  t.equal(cache.stats().size, 7);
+  cache.get(next, settings, params('c'), owner);
+  t.equal(cache.stats().size, 2, 'the six answers of the old generation are gone; the other project keeps its answer');
+  cache.get(snap, settings, params('tab'), owner);
+  t.equal(cache.stats().size, 2, 'a late answer of the old generation is not kept');
+});
+
 t.test('the cache is bounded (LRU) and can be disabled', async (t) => {
   const snap = snapshotOf([docs]);
   t.teardown(() => snap.cleanup());
