@@ -6,13 +6,23 @@
  * 1. full export: time and bytes written;
  * 2. one page changed, exported again: bytes shipped and time until both nodes answer with the
  *    change (goals: < 2 % of the full export; ≤ 2 × the poll interval after the export);
- * 3. search throughput with wrk over the manual's known-item queries: one node directly, then
- *    nginx over both nodes, same run, same connections (goal ≥ 0.9×), and CPU per search per
- *    node (process CPU time of the node processes ÷ requests).
+ *    Each node's own account of its swap (GET /health `lastSwap`) splits that time into the
+ *    wait for its next poll, reading index.json and the manifest, fetching and verifying the new
+ *    blobs, opening the generation, and the first search on it.
+ * 3. search throughput with wrk over the manual's known-item queries (goal ≥ 0.9×): nginx over
+ *    the two nodes as deployed (each with its share of the cores, deploy/cluster.sh) against one
+ *    node that has the whole machine (a third node outside the balancer, started with every
+ *    core's search thread), served directly. Same wrk, connections, queries and duration; the
+ *    two are measured in alternation (BENCH_ROUNDS), each load after a warm-up of the same
+ *    length through the same entry point. The nodes' answer caches are off
+ *    (SITESIFT_SEARCH_CACHE_MB=0): every request is a search computed by the engine, as the
+ *    rotating query list would otherwise replay the warm-up's answers from the cache. nginx's
+ *    per-visitor limit is off (wrk is one visitor). CPU per search per node: CPU time of the
+ *    node processes ÷ requests.
  *
  * Environment: BENCH_DOCS, BENCH_SECONDS (per wrk load, default 10), BENCH_CONNECTIONS (default
- * 8), BENCH_POLL_MS (the nodes' poll interval, default 1000), BENCH_REPORT=0 (do not touch
- * bench/README.md). Needs nginx and wrk.
+ * 8), BENCH_ROUNDS (alternations, default 2), BENCH_POLL_MS (the nodes' poll interval, default
+ * 1000), BENCH_REPORT=0 (do not touch bench/README.md). Needs nginx and wrk.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,9 +40,18 @@ const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CORES = os.availableParallelism();
 const script = path.join(ROOT, 'deploy', 'cluster.sh');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-export-'));
-const env: NodeJS.ProcessEnv = { ...process.env, CLUSTER_DIR: dir, CLUSTER_POLL_MS: String(POLL_MS), CLUSTER_EXPORT_SCHEDULE: '' };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  CLUSTER_DIR: dir,
+  CLUSTER_POLL_MS: String(POLL_MS),
+  CLUSTER_EXPORT_SCHEDULE: '',
+  CLUSTER_RATE_PER_SECOND: '0',
+  CLUSTER_NODE_ENV: 'SITESIFT_SEARCH_CACHE_MB=0',
+};
 for (const k of Object.keys(env)) if (k.startsWith('SITESIFT_')) delete env[k];
 
 const log = (m: string) => process.stderr.write(`[bench-export] ${m}\n`);
@@ -84,52 +103,109 @@ async function main(): Promise<void> {
     rows.push(['full export', `${(full.ms / 1000).toFixed(2)} s`, mb(full.bytes), `${full.blobs} files`]);
 
     const serves = async (base: string, word: string) => {
+      const t0 = performance.now();
       const s = await fetch(`${base}/sites?site=pgdocs&query=${word}&log=false`).then((x) => x.json()).catch(() => null);
-      return (s?.totalResults ?? 0) > 0;
+      return { ok: (s?.totalResults ?? 0) > 0, ms: performance.now() - t0 };
     };
+    /** Polls both nodes until each answers `word`; per node: ms until it did, and that search's own latency. */
     const waitBoth = async (word: string, limitMs: number) => {
       const t0 = performance.now();
-      while (performance.now() - t0 < limitMs) {
-        if ((await serves(e.NODE1_URL!, word)) && (await serves(e.NODE2_URL!, word))) return performance.now() - t0;
-        await new Promise((res) => setTimeout(res, 50));
+      const done: Array<{ at: number; searchMs: number } | null> = [null, null];
+      const urls = [e.NODE1_URL!, e.NODE2_URL!];
+      while (performance.now() - t0 < limitMs && done.some((d) => d === null)) {
+        for (let i = 0; i < urls.length; i++) {
+          if (done[i]) continue;
+          const r = await serves(urls[i]!, word);
+          if (r.ok) done[i] = { at: performance.now() - t0, searchMs: r.ms };
+        }
+        if (done.some((d) => d === null)) await new Promise((res) => setTimeout(res, 20));
       }
-      return NaN;
+      return { ms: done.some((d) => d === null) ? NaN : Math.max(...done.map((d) => d!.at)), nodes: done };
     };
     const loaded = await waitBoth('zero', 600_000);
-    log(`both nodes serve the full export after ${loaded.toFixed(0)} ms`);
-    rows.push(['both nodes load the full export', `${(loaded / 1000).toFixed(2)} s`, '', `poll ${POLL_MS} ms`]);
+    log(`both nodes serve the full export after ${loaded.ms.toFixed(0)} ms`);
+    rows.push(['both nodes load the full export', `${(loaded.ms / 1000).toFixed(2)} s`, '', `poll ${POLL_MS} ms`]);
 
     // One page changed.
     r = await call(primary, 'POST', '/sites/pagesJson?site=pgdocs&refresh=true', JSON.stringify([{ url: 'https://bench.test/marker', title: 'marker', content: 'benchmark marker page version quokka' }]));
     const delta = await exportNow();
-    const fresh = await waitBoth('quokka', 120_000);
+    const exportedAt = Date.now();
+    const freshness = await waitBoth('quokka', 120_000);
+    const fresh = freshness.ms;
     const share = (100 * delta.bytes) / full.bytes;
     rows.push(['1 page changed: re-export', `${(delta.ms / 1000).toFixed(2)} s`, `${(delta.bytes / 1024).toFixed(1)} KB (${share.toFixed(3)} % of full)`, `${delta.blobs} files`]);
     rows.push(['… both nodes serve the change', `${(fresh / 1000).toFixed(2)} s after the export`, '', `${(fresh / POLL_MS).toFixed(2)} × poll interval`]);
     log(`1-page export ${delta.bytes} bytes (${share.toFixed(3)} %), fresh after ${fresh.toFixed(0)} ms`);
+    // Where the freshness time went, per node (the node's own account of its last swap, GET /health).
+    for (const [i, url] of [e.NODE1_URL!, e.NODE2_URL!].entries()) {
+      const h = await fetch(`${url}/health`).then((x) => x.json()).catch(() => null);
+      const t = h?.snapshot?.lastSwap;
+      const seen = freshness.nodes[i];
+      if (!t || !seen) continue;
+      const wait = Date.parse(t.pollStartedAt) - exportedAt;
+      const after = exportedAt + seen.at - Date.parse(t.servingAt);
+      const phases = `poll wait ${wait} ms, index.json ${t.index}, manifest ${t.manifest}, fetch+verify ${t.fetch} (${t.fetchedBlobs} blobs, ${(t.fetchedBytes / 1024).toFixed(0)} KB), open ${t.open} (${t.openedSegments} new segment file(s), tombstones ${t.derivation}), suggestions ${t.suggestions}; serving → answered ${after.toFixed(0)} ms (that search took ${seen.searchMs.toFixed(0)} ms)`;
+      log(`node ${i + 1}: ${phases}`);
+      rows.push([`… node ${i + 1}: where the time went`, `${(seen.at / 1000).toFixed(2)} s`, '', phases]);
+    }
 
-    // Throughput: one node direct, then nginx over both.
+    // Throughput: nginx over the two nodes as deployed, against one node with the whole machine.
+    log(`starting a reference node with ${CORES} search threads (outside the balancer)`);
+    await run(script, ['start-node', '3'], { env: { ...env, CLUSTER_SEARCH_THREADS: String(CORES) }, timeout: 600_000 });
+    const ref = clusterEnv().NODE3_URL!;
+    const refReady = performance.now();
+    while (!(await serves(ref, 'quokka')).ok) {
+      if (performance.now() - refReady > 600_000) throw new Error('the reference node did not load the snapshot');
+      await new Promise((res) => setTimeout(res, 200));
+    }
     const queries = loadPgQueries().map((q) => q.q);
     const paths = queries.map((q) => `/sites?site=pgdocs&query=${encodeURIComponent(q)}&log=false`);
     const scriptFile = path.join(dir, 'rotate.lua');
     rotatingScript(scriptFile, paths);
     const load = async (name: string, base: string, pids: number[]) => {
-      await runWrk({ url: base, connections: CONNECTIONS, seconds: Math.max(2, Math.round(SECONDS / 3)), script: scriptFile }); // warm caches
+      await runWrk({ url: base, connections: CONNECTIONS, seconds: SECONDS, script: scriptFile }); // warm-up, same length
       const cpu0 = pids.map((p) => processCpuMs(p));
       const w = await runWrk({ url: base, connections: CONNECTIONS, seconds: SECONDS, script: scriptFile });
       const cpu = pids.map((p, i) => processCpuMs(p) - cpu0[i]!);
-      log(`${name}: ${w.rps.toFixed(0)} req/s, p50 ${w.p50} ms, p99 ${w.p99} ms, errors ${w.errors}`);
-      return { w, cpuPerSearch: cpu.reduce((a, b) => a + b, 0) / Math.max(1, w.requests), cpu };
+      log(`${name}: ${w.rps.toFixed(0)} req/s, p50 ${w.p50} ms, p99 ${w.p99} ms, errors ${w.errors}, CPU ${cpu.map((c) => (c / 1000).toFixed(1)).join(' + ')} s`);
+      return { w, cpu };
     };
-    const direct = await load('node 1 direct', e.NODE1_URL!, [pid('node1')]);
-    const lb = await load('nginx, 2 nodes', e.LB_URL!, [pid('node1'), pid('node2')]);
-    const ratio = lb.w.rps / direct.w.rps;
-    rows.push(['search: node 1 direct', `${direct.w.rps.toFixed(0)} req/s`, `p50 ${direct.w.p50} ms, p99 ${direct.w.p99} ms`, `${direct.cpuPerSearch.toFixed(2)} ms CPU/search`]);
-    rows.push(['search: nginx → 2 nodes', `${lb.w.rps.toFixed(0)} req/s (${ratio.toFixed(2)}×)`, `p50 ${lb.w.p50} ms, p99 ${lb.w.p99} ms`, `${lb.cpuPerSearch.toFixed(2)} ms CPU/search (node 1 ${(lb.cpu[0]! / 1000).toFixed(1)} s, node 2 ${(lb.cpu[1]! / 1000).toFixed(1)} s)`]);
+    type Load = Awaited<ReturnType<typeof load>>;
+    const direct: Load[] = [];
+    const lb: Load[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      direct.push(await load(`round ${i + 1}: reference node direct (${CORES} search threads)`, ref, [pid('node3')]));
+      lb.push(await load(`round ${i + 1}: nginx → 2 nodes (${e.SEARCH_THREADS} search thread(s) each)`, e.LB_URL!, [pid('node1'), pid('node2')]));
+    }
+    await run(script, ['stop-node', '3'], { env });
+    const sum = (xs: Load[]) => {
+      const requests = xs.reduce((a, x) => a + x.w.requests, 0);
+      const seconds = xs.reduce((a, x) => a + x.w.seconds, 0);
+      const cpu = xs[0]!.cpu.map((_, i) => xs.reduce((a, x) => a + x.cpu[i]!, 0));
+      return {
+        rps: requests / seconds,
+        requests,
+        cpu,
+        cpuPerSearch: cpu.reduce((a, b) => a + b, 0) / Math.max(1, requests),
+        p50: xs.map((x) => x.w.p50).join(' / '),
+        p99: xs.map((x) => x.w.p99).join(' / '),
+        errors: xs.reduce((a, x) => a + x.w.errors, 0),
+      };
+    };
+    const d = sum(direct);
+    const l = sum(lb);
+    const ratio = l.rps / d.rps;
+    rows.push(['search: one node direct, whole machine', `${d.rps.toFixed(0)} req/s`, `p50 ${d.p50} ms, p99 ${d.p99} ms`, `${CORES} search threads; ${d.cpuPerSearch.toFixed(2)} ms CPU/search; ${d.errors} errors`]);
+    rows.push([
+      'search: nginx → 2 nodes',
+      `${l.rps.toFixed(0)} req/s (${ratio.toFixed(2)}×)`,
+      `p50 ${l.p50} ms, p99 ${l.p99} ms`,
+      `${e.SEARCH_THREADS} search thread(s) per node; ${l.cpuPerSearch.toFixed(2)} ms CPU/search (node 1 ${(l.cpu[0]! / 1000).toFixed(1)} s, node 2 ${(l.cpu[1]! / 1000).toFixed(1)} s); ${l.errors} errors`,
+    ]);
     notes.push(
-      `${ix.indexed + 1} documents; ${queries.length} known-item queries rotated by wrk, ${CONNECTIONS} connections, ${SECONDS} s per load after a warm-up.`,
+      `${ix.indexed + 1} documents; ${queries.length} known-item queries rotated by wrk (2 threads, ${CONNECTIONS} connections), ${ROUNDS} alternating rounds of ${SECONDS} s per entry point, each after a ${SECONDS} s warm-up through the same entry point; answer caches off, so every request is a computed search; nginx's rate limit off.`,
       `Goals: 1-page re-export < 2 % of a full export (${share.toFixed(3)} %); freshness ≤ 2 × poll interval (${(fresh / POLL_MS).toFixed(2)} ×); nginx + 2 nodes ≥ 0.9 × one node direct (${ratio.toFixed(2)} ×).`,
-      `This machine has 2 cores shared by every process here (wrk, nginx, both nodes, the primary), so two nodes cannot add throughput; on separate machines each node serves about 1000 / ${direct.cpuPerSearch.toFixed(2)} ≈ ${(1000 / direct.cpuPerSearch).toFixed(0)} searches per CPU-second.`,
+      `This machine has ${CORES} cores shared by every process here (wrk, nginx, the nodes, the idle primary), so two nodes cannot add throughput; each node runs ${e.SEARCH_THREADS} search thread(s), its share of the cores (deploy/cluster.sh), and the reference node all ${CORES}. CPU per search per node: ${l.cpuPerSearch.toFixed(2)} ms behind nginx, ${d.cpuPerSearch.toFixed(2)} ms for the reference node, so on machines of their own each node serves about 1000 / ${l.cpuPerSearch.toFixed(2)} ≈ ${(1000 / l.cpuPerSearch).toFixed(0)} searches per CPU-second and N nodes about N times that.`,
     );
   } finally {
     await run(script, ['down'], { env }).catch(() => undefined);

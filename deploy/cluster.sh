@@ -6,7 +6,10 @@
 #
 #   deploy/cluster.sh up            start everything (make cluster); prints the URLs
 #   deploy/cluster.sh down          stop everything (make cluster-stop)
-#   deploy/cluster.sh start-node N  (re)start search node N (after a crash)
+#   deploy/cluster.sh start-node N  (re)start search node N (after a crash); N past CLUSTER_NODES
+#                                   starts an extra node outside the balancer (a standby, or a
+#                                   reference to compare with: bench/export.ts)
+#   deploy/cluster.sh stop-node N   stop search node N
 #   deploy/cluster.sh status        what runs, with pids and URLs
 #
 # Everything lives in CLUSTER_DIR (default ./.cluster): data directories, the export, nginx's
@@ -15,6 +18,12 @@
 # nginx), CLUSTER_EXPORT_PORT (the snapshot over HTTP), CLUSTER_NODE1_PORT, CLUSTER_NODE2_PORT.
 # CLUSTER_POLL_MS: the nodes' snapshot poll interval (default 2000). CLUSTER_EXPORT_SCHEDULE:
 # the primary's export cron (default every minute; "" for none). CLUSTER_NODES: node count (2).
+# CLUSTER_SEARCH_THREADS: search threads per node (default: this machine's cores ÷ nodes, at
+# least 1: nodes sharing a machine share its cores; on a machine of its own a node takes them
+# all, SITESIFT_SEARCH_THREADS' default). CLUSTER_RATE_PER_SECOND / CLUSTER_RATE_BURST: nginx's
+# per-visitor limit on the public routes (default 20 / 60, as the server's own; 0: none); the
+# nodes' own limit is off, since behind nginx every visitor has nginx's address.
+# CLUSTER_NODE_ENV: extra "NAME=value …" settings for the nodes (e.g. SITESIFT_SEARCH_CACHE_MB=0).
 # CLUSTER_SITESIFT: the command that runs sitesift (default bin/sitesift over dist/ when built,
 # else node with tsx over src/cli.ts). NGINX: the nginx binary (default /usr/sbin/nginx).
 set -euo pipefail
@@ -53,16 +62,27 @@ load_env() {
 
 start_node() { # n
   local n=$1 port_var="NODE${1}_PORT"
-  local port=${!port_var}
+  local port=${!port_var:-}
+  if [ -z "$port" ]; then
+    # A node beyond the balancer's: its port is picked now and kept in cluster.env.
+    port=$(free_port)
+    eval "NODE${n}_PORT=$port"
+    { echo "NODE${n}_PORT=$port"; echo "NODE${n}_URL=http://127.0.0.1:$port"; } >>"$DIR/cluster.env"
+  fi
+  local threads=${CLUSTER_SEARCH_THREADS:-$SEARCH_THREADS}
   mkdir -p "$DIR/node$n"
   # A node killed with SIGKILL leaves its lock file; the pid in it is dead, which serve accepts.
+  # The node builds no segments, so one pool thread is enough. Its public rate limit is off:
+  # nginx limits per visitor (every request reaches the node from nginx's address).
   (
     cd "$ROOT"
-    HOST=127.0.0.1 PORT=$port SITESIFT_DATA_DIR="$DIR/node$n" SITESIFT_ROLE=search \
+    # shellcheck disable=SC2086
+    env HOST=127.0.0.1 PORT="$port" SITESIFT_DATA_DIR="$DIR/node$n" SITESIFT_ROLE=search \
       SITESIFT_SNAPSHOT="$EXPORT_URL/" SITESIFT_SNAPSHOT_POLL_MS="$POLL_MS" \
       SITESIFT_PRIMARY_URL="$PRIMARY_URL" SITESIFT_NODE_KEY="$(cat "$DIR/node.key")" \
       SITESIFT_MASTER_KEY="$(cat "$DIR/master.key")" SITESIFT_QUERYLOG_PUSH_MS=1000 \
-      nohup $SITESIFT serve >"$DIR/node$n.log" 2>&1 &
+      SITESIFT_SEARCH_THREADS="$threads" SITESIFT_WORKERS=1 SITESIFT_RATE_PUBLIC_PER_SECOND=0 \
+      ${CLUSTER_NODE_ENV:-} nohup $SITESIFT serve >"$DIR/node$n.log" 2>&1 &
     echo $! >"$DIR/node$n.pid"
   )
   wait_http "http://127.0.0.1:$port/health" 60
@@ -75,6 +95,12 @@ write_nginx_conf() {
     # Passive health checks: after 1 failed attempt a node is skipped for 5 s, then tried again.
     servers+="        server 127.0.0.1:${!port_var} max_fails=1 fail_timeout=5s;"$'\n'
   done
+  # The per-visitor limit of the public routes (the nodes see only nginx's address).
+  local rate_zone="" rate_use=""
+  if [ "$RATE_PER_SECOND" -gt 0 ]; then
+    rate_zone="limit_req_zone \$binary_remote_addr\$arg_site zone=public:10m rate=${RATE_PER_SECOND}r/s;"
+    rate_use="limit_req zone=public burst=$RATE_BURST nodelay;"
+  fi
   mkdir -p "$DIR/nginx/logs" "$DIR/nginx/temp"
   # Started by root, nginx would run its workers as "nobody", who cannot read a private
   # CLUSTER_DIR: they run as the current user instead (a non-root master ignores "user").
@@ -95,6 +121,8 @@ http {
     uwsgi_temp_path $DIR/nginx/temp/uwsgi;
     scgi_temp_path $DIR/nginx/temp/scgi;
     client_max_body_size 64m;
+    $rate_zone
+    limit_req_status 429;
 
     # The snapshot: plain files, served to the nodes (any static host or object store would do).
     server {
@@ -105,7 +133,9 @@ http {
         location = /index.json { add_header Cache-Control "no-cache"; }
     }
 
+    # least_conn: searches differ in cost, so the node with fewer requests in flight gets the next.
     upstream search_nodes {
+        least_conn;
 $servers        keepalive 32;
     }
     upstream primary {
@@ -126,9 +156,17 @@ $servers        keepalive 32;
         proxy_next_upstream error timeout http_502 http_503 http_504 non_idempotent;
         proxy_next_upstream_tries 2;
 
-        location = /sites { proxy_pass http://search_nodes; }
-        location = /sites/suggest { proxy_pass http://search_nodes; }
-        location = /sites/queries/log { proxy_pass http://search_nodes; }
+        location = /sites { $rate_use proxy_pass http://search_nodes; }
+        location = /sites/suggest { $rate_use proxy_pass http://search_nodes; }
+        location = /sites/queries/log { $rate_use proxy_pass http://search_nodes; }
+        # Over the limit: the API's 429 (docs/API.md), with CORS so a page can read it.
+        error_page 429 = @rate_limited;
+        location @rate_limited {
+            default_type application/json;
+            add_header Retry-After 1 always;
+            add_header Access-Control-Allow-Origin * always;
+            return 429 '{"status":"failure","code":"rate_limited","message":"Too many requests from this address to this project; retry after 1 s."}';
+        }
         # Everything else (indexing, reports, admin, the panel) is the primary's.
         location / { proxy_pass http://primary; }
     }
@@ -147,6 +185,11 @@ up() {
   LB_PORT=${CLUSTER_LB_PORT:-$(free_port)}
   EXPORT_PORT=${CLUSTER_EXPORT_PORT:-$(free_port)}
   POLL_MS=${CLUSTER_POLL_MS:-2000}
+  local cores
+  cores=$(node -e 'console.log(require("os").availableParallelism())')
+  SEARCH_THREADS=${CLUSTER_SEARCH_THREADS:-$(( cores / NODES > 0 ? cores / NODES : 1 ))}
+  RATE_PER_SECOND=${CLUSTER_RATE_PER_SECOND:-20}
+  RATE_BURST=${CLUSTER_RATE_BURST:-60}
   PRIMARY_URL="http://127.0.0.1:$PRIMARY_PORT"
   EXPORT_URL="http://127.0.0.1:$EXPORT_PORT"
   {
@@ -155,6 +198,9 @@ up() {
     echo "LB_PORT=$LB_PORT"
     echo "EXPORT_PORT=$EXPORT_PORT"
     echo "POLL_MS=$POLL_MS"
+    echo "SEARCH_THREADS=$SEARCH_THREADS"
+    echo "RATE_PER_SECOND=$RATE_PER_SECOND"
+    echo "RATE_BURST=$RATE_BURST"
     echo "NODES=$NODES"
     echo "PRIMARY_URL=$PRIMARY_URL"
     echo "EXPORT_URL=$EXPORT_URL"
@@ -240,6 +286,11 @@ case "${1:-}" in
     [ -n "${2:-}" ] || { echo "usage: deploy/cluster.sh start-node N" >&2; exit 2; }
     start_node "$2"
     ;;
+  stop-node)
+    load_env
+    [ -n "${2:-}" ] || { echo "usage: deploy/cluster.sh stop-node N" >&2; exit 2; }
+    stop_pid "$DIR/node$2.pid"
+    ;;
   status) status ;;
-  *) echo "usage: deploy/cluster.sh up|down|start-node N|status" >&2; exit 2 ;;
+  *) echo "usage: deploy/cluster.sh up|down|start-node N|stop-node N|status" >&2; exit 2 ;;
 esac

@@ -257,7 +257,6 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
         ? new SnapshotNode({
             source: cfg.snapshot!,
             cacheDir: path.join(cfg.dataDir, 'snapshot'),
-            pool,
             executor,
             pollMs: cfg.snapshotPollMs,
             searchCacheBytes: Math.floor(memory.main.searchAnswersMb * 1024 * 1024),

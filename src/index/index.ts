@@ -15,8 +15,10 @@ export { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, set
 export type { ClockEntry, ThreadCacheUsage } from './budgets.js';
 export { NFIELDS, hashWord, mergeSegments, writeSegment } from './segment.js';
 export type { Postings, SegmentEntry, SegmentInfo } from './segment.js';
-export { SegmentReader } from './segment-reader.js';
-export type { ResultCard, SegmentVectors } from './segment-reader.js';
+export { SegmentReader, readRowColumns } from './segment-reader.js';
+export type { ResultCard, RowColumns, SegmentVectors } from './segment-reader.js';
+export { decideFromScratch } from './generations.js';
+export type { SegState } from './generations.js';
 export { runBuildSegment, runMergeSegments } from './tasks.js';
 export type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
 export { MANIFEST_FORMAT, writeManifest } from './manifest.js';

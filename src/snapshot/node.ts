@@ -3,33 +3,35 @@
  *
  * The node polls the snapshot's `index.json`. For every project whose manifest changed it
  * fetches the manifest (checked against the hash in the index), fetches the blobs it lacks
- * into its cache (each checked against its hash; a temp file until it is), lays the generation
- * out as an ordinary project folder (segment files hard-linked from the cache, a manifest.json)
- * and opens it with the same segment store and search code as the primary, then checks the
- * tombstones it derived and the document total against the manifest. Only a generation that
- * passed every check is swapped in, in one assignment: a request takes the project's view
- * once, synchronously, and uses its settings, index and query suggestions to the end, so it
- * sees one generation or the other, never a mix. A failed fetch or check keeps the previous
- * generation and logs why. Swapped-out views close once idle.
+ * into its cache (each checked against its hash; a temp file until it is) and opens the
+ * generation from the cached files (node-index.ts): segments already open for an earlier
+ * generation are reused with their readers and row columns, so a swap costs what changed,
+ * and the search threads, given the same file paths, keep their caches. The tombstones are
+ * derived with the primary's liveness rule and checked, with the document total, against the
+ * manifest. Only a generation that passed every check is swapped in, in one assignment: a
+ * request takes the project's view once, synchronously, and uses its settings, index and
+ * query suggestions to the end, so it sees one generation or the other, never a mix. A failed
+ * fetch or check keeps the previous generation and logs why. Swapped-out views are retired
+ * after a grace period and release their files once no search pins them.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, type Logger, type Settings } from '../core/index.js';
-import { IndexRegistry, MANIFEST_FORMAT, writeManifest, type ProjectIndex, type TaskPool } from '../index/index.js';
+import type { ProjectIndex } from '../index/index.js';
 import { embedderSpec, type Project, type ProjectOverlay } from '../projects/index.js';
 import { QueryEmbedder, SearchService, SuggestCache, SuggestService, type SearchExecutor, type SuggestRequest } from '../search/index.js';
 import { SuggestionIndex, normaliseQuery } from '../analytics/index.js';
 import { INDEX_FILE, blobPath, parseIndex, parseManifest, sha256, type ManifestPointer, type ProjectManifest } from './format.js';
 import { openSource, type SnapshotSource } from './location.js';
+import { NodeGeneration, SegmentFiles } from './node-index.js';
 
 export interface SnapshotNodeOptions {
   /** Directory or http(s) URL of the export. */
   source: string;
   /** The node's own folder for fetched blobs and opened generations (`<dataDir>/snapshot`). */
   cacheDir: string;
-  pool: TaskPool;
   executor: SearchExecutor;
   /** Milliseconds between polls of `index.json` (SITESIFT_SNAPSHOT_POLL_MS). */
   pollMs: number;
@@ -56,6 +58,35 @@ export interface PollResult {
   dropped: string[];
 }
 
+/**
+ * Where the last swap's time went, in milliseconds (health `lastSwap`, the "serving" log line):
+ * reading index.json, the manifest, fetching and hash-checking the blobs this node lacked,
+ * opening the generation and checking it against the manifest, loading its query suggestions.
+ */
+export interface SwapTimings {
+  siteId: string;
+  generation: number;
+  /** When the poll that found the generation started (ISO time). */
+  pollStartedAt: string;
+  /** When the generation started serving (ISO time). */
+  servingAt: string;
+  index: number;
+  manifest: number;
+  fetch: number;
+  /** Blobs fetched (the rest were in the node's cache). */
+  fetchedBlobs: number;
+  fetchedBytes: number;
+  /** Opening the segments this node had not open yet, deriving and checking the tombstones. */
+  open: number;
+  /** Loading the query-suggestion rows. */
+  suggestions: number;
+  /** Segment files opened (the others were open for the previous generation). */
+  openedSegments: number;
+  /** Tombstones derived from the previous generation (segments only added) or from scratch. */
+  derivation: 'scratch' | 'incremental' | '';
+  total: number;
+}
+
 /** How long a swapped-out view stays open at least (requests that took it are pinning it by then). */
 const RETIRE_AFTER_MS = 2_000;
 
@@ -68,8 +99,7 @@ class ProjectView {
     readonly pointer: ManifestPointer,
     readonly manifest: ProjectManifest,
     readonly settings: Settings,
-    readonly dir: string,
-    readonly registry: IndexRegistry,
+    readonly gen: NodeGeneration,
     readonly suggestions: SuggestionIndex,
     executor: SearchExecutor,
     cache: SuggestCache,
@@ -94,11 +124,7 @@ class ProjectView {
   }
 
   index(): Promise<ProjectIndex> {
-    return this.registry.get(this.siteId);
-  }
-
-  async idle(): Promise<boolean> {
-    return (await this.registry.getStore(this.siteId)).idle();
+    return Promise.resolve(this.gen);
   }
 }
 
@@ -118,7 +144,7 @@ class NodeSuggestService extends SuggestService {
 
 /**
  * @example
- * const node = new SnapshotNode({ source: 'http://10.0.0.1/export', cacheDir, pool, executor, pollMs: 5000, searchCacheBytes });
+ * const node = new SnapshotNode({ source: 'http://10.0.0.1/export', cacheDir, executor, pollMs: 5000, searchCacheBytes });
  * projects.serveFrom(node.overlay);
  * node.start(); // services.search = node.search, services.suggest = node.suggest
  */
@@ -131,6 +157,8 @@ export class SnapshotNode {
   private retired: ProjectView[] = [];
   private readonly source: SnapshotSource;
   private readonly suggestCache = new SuggestCache();
+  /** Segment files open for any view, by content hash (shared across generations). */
+  readonly files = new SegmentFiles();
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<PollResult> | null = null;
   private closed = false;
@@ -138,6 +166,8 @@ export class SnapshotNode {
   ready = false;
   lastPollAt: number | null = null;
   lastError: string | null = null;
+  /** Phases of the last swap (diagnostics; wall-clock milliseconds). */
+  lastSwap: SwapTimings | null = null;
 
   constructor(private readonly opts: SnapshotNodeOptions) {
     this.source = openSource(opts.source);
@@ -184,7 +214,7 @@ export class SnapshotNode {
   }
 
   /** Health for `GET /health`. */
-  health(): { ready: boolean; source: string; projects: Record<string, number>; lastPollAt: string | null; lastError: string | null } {
+  health(): { ready: boolean; source: string; projects: Record<string, number>; lastPollAt: string | null; lastError: string | null; lastSwap: SwapTimings | null } {
     const projects: Record<string, number> = {};
     for (const [id, v] of this.views) projects[id] = v.manifest.generation;
     return {
@@ -193,12 +223,12 @@ export class SnapshotNode {
       projects,
       lastPollAt: this.lastPollAt === null ? null : new Date(this.lastPollAt).toISOString(),
       lastError: this.lastError,
+      lastSwap: this.lastSwap,
     };
   }
 
   /** Clears leftovers of an earlier run, polls now and then every `pollMs`. */
   start(): void {
-    fs.rmSync(path.join(this.opts.cacheDir, 'views'), { recursive: true, force: true });
     fs.mkdirSync(path.join(this.opts.cacheDir, 'blobs'), { recursive: true });
     const tick = () => {
       if (this.closed) return;
@@ -224,6 +254,8 @@ export class SnapshotNode {
   private async pollNow(): Promise<PollResult> {
     const result: PollResult = { swapped: [], rejected: [], dropped: [] };
     this.lastPollAt = this.now();
+    const t0 = performance.now();
+    const startedAt = new Date().toISOString();
     let indexText: Buffer | null;
     try {
       indexText = await this.source.read(INDEX_FILE);
@@ -244,6 +276,8 @@ export class SnapshotNode {
       this.opts.log?.warn({ reason: this.lastError }, 'snapshot index rejected; keeping the current generation');
       return result;
     }
+    const indexMs = performance.now() - t0;
+    const timings: SwapTimings[] = [];
     const next = new Map<string, ProjectView>();
     for (const ptr of pointers) {
       const cur = this.views.get(ptr.siteId);
@@ -252,7 +286,9 @@ export class SnapshotNode {
         continue;
       }
       try {
-        next.set(ptr.siteId, await this.open(ptr));
+        const t: SwapTimings = { siteId: ptr.siteId, generation: ptr.generation, pollStartedAt: startedAt, servingAt: '', index: round(indexMs), manifest: 0, fetch: 0, fetchedBlobs: 0, fetchedBytes: 0, open: 0, suggestions: 0, openedSegments: 0, derivation: '', total: 0 };
+        next.set(ptr.siteId, await this.open(ptr, t));
+        timings.push(t);
         result.swapped.push(ptr.siteId);
       } catch (err) {
         const reason = (err as Error).message;
@@ -262,7 +298,7 @@ export class SnapshotNode {
       }
     }
     if (this.closed) {
-      for (const v of next.values()) if (!this.views.has(v.siteId) || this.views.get(v.siteId) !== v) await v.registry.closeAll();
+      for (const v of next.values()) if (this.views.get(v.siteId) !== v) v.gen.retire();
       return result;
     }
     for (const [id, v] of this.views) {
@@ -275,23 +311,31 @@ export class SnapshotNode {
     // The swap: one assignment, between two requests' synchronous view lookups.
     this.views = next;
     this.ready = true;
+    const servingAt = new Date().toISOString();
+    for (const t of timings) {
+      t.servingAt = servingAt;
+      t.total = round(performance.now() - t0);
+      this.lastSwap = t;
+    }
     this.lastError = result.rejected.length ? result.rejected.map((r) => `${r.siteId}: ${r.reason}`).join('; ') : null;
-    if (result.swapped.length) this.opts.log?.info({ swapped: result.swapped.map((id) => `${id}@${next.get(id)!.manifest.generation}`) }, 'snapshot generation serving');
+    if (result.swapped.length) this.opts.log?.info({ swapped: result.swapped.map((id) => `${id}@${next.get(id)!.manifest.generation}`), ms: timings }, 'snapshot generation serving');
     await this.closeRetired();
     return result;
   }
 
-  /** Closes swapped-out views nobody uses any more, then drops cached blobs no open view lists. */
+  /**
+   * Retires views swapped out at least {@link RETIRE_AFTER_MS} ago (by then every request that
+   * took one has pinned it; their files close with the last pin), then drops cached blobs no
+   * view lists and no pinned generation still reads.
+   */
   private async closeRetired(): Promise<void> {
     const keep: ProjectView[] = [];
     for (const v of this.retired) {
-      if (this.now() - v.retiredAt! >= RETIRE_AFTER_MS && (await v.idle())) {
-        await v.registry.closeAll();
-        await fsp.rm(v.dir, { recursive: true, force: true });
-      } else keep.push(v);
+      if (this.now() - v.retiredAt! >= RETIRE_AFTER_MS) v.gen.retire();
+      else keep.push(v);
     }
     this.retired = keep;
-    const used = new Set<string>();
+    const used = this.files.hashes();
     for (const v of [...this.views.values(), ...this.retired]) {
       for (const s of v.manifest.segments) used.add(s.sha256);
       used.add(v.manifest.querySuggestions.sha256);
@@ -306,9 +350,13 @@ export class SnapshotNode {
   private readonly fetching = new Set<string>();
 
   /** The cached blob's path, fetched and verified first when missing. */
-  private async blob(hash: string, bytes: number): Promise<string> {
+  private async blob(hash: string, bytes: number, t?: SwapTimings): Promise<string> {
     const file = path.join(this.opts.cacheDir, 'blobs', hash);
     if (fs.existsSync(file)) return file;
+    if (t) {
+      t.fetchedBlobs++;
+      t.fetchedBytes += bytes;
+    }
     this.fetching.add(hash);
     const tmp = path.join(this.opts.cacheDir, 'blobs', `.tmp-${randomBytes(6).toString('hex')}`);
     try {
@@ -323,42 +371,35 @@ export class SnapshotNode {
     }
   }
 
-  /** Fetches, lays out, opens and checks one project generation. */
-  private async open(ptr: ManifestPointer): Promise<ProjectView> {
+  /** Fetches, opens and checks one project generation. */
+  private async open(ptr: ManifestPointer, t: SwapTimings): Promise<ProjectView> {
+    let mark = performance.now();
+    const lap = () => {
+      const now = performance.now();
+      const ms = round(now - mark);
+      mark = now;
+      return ms;
+    };
     const text = await this.source.read(ptr.manifest);
     if (text === null) throw new Error(`manifest ${ptr.manifest} is missing`);
     if (sha256(text) !== ptr.sha256) throw new Error(`manifest ${ptr.manifest} failed its hash check`);
     const m = parseManifest(text.toString('utf8'), ptr.manifest);
     if (m.siteId !== ptr.siteId || m.generation !== ptr.generation) throw new Error(`manifest ${ptr.manifest} is of ${m.siteId}@${m.generation}, not ${ptr.siteId}@${ptr.generation}`);
+    t.manifest = lap();
     const files: string[] = [];
-    for (const s of m.segments) files.push(await this.blob(s.sha256, s.bytes));
-    const qsFile = await this.blob(m.querySuggestions.sha256, m.querySuggestions.bytes);
+    for (const s of m.segments) files.push(await this.blob(s.sha256, s.bytes, t));
+    const qsFile = await this.blob(m.querySuggestions.sha256, m.querySuggestions.bytes, t);
     const rows = JSON.parse(await fsp.readFile(qsFile, 'utf8')) as Array<[string, number, number, number]>;
-
-    const dir = path.join(this.opts.cacheDir, 'views', `${m.siteId}-${m.generation}-${randomBytes(4).toString('hex')}`);
-    const projectDir = path.join(dir, 'projects', m.siteId);
-    const segDir = path.join(projectDir, 'segments');
-    await fsp.mkdir(segDir, { recursive: true });
-    let registry: IndexRegistry | null = null;
-    try {
-      for (let i = 0; i < m.segments.length; i++) await linkOrCopy(files[i]!, path.join(segDir, m.segments[i]!.file));
-      await writeManifest(projectDir, {
-        format: MANIFEST_FORMAT,
-        generation: m.generation,
-        committedSeq: m.committedSeq,
-        segments: m.segments.map((s) => ({ id: s.id, file: s.file, docCount: s.docCount, searchableCount: s.searchableCount, deleteCount: s.deleteCount, minSeq: s.minSeq, maxSeq: s.maxSeq, bytes: s.bytes })),
-      });
-      registry = new IndexRegistry({ dataDir: dir, pool: this.opts.pool, maxOpen: 1 });
-      const index = await registry.get(m.siteId);
-      checkGeneration(index, m);
-      const suggestions = new SuggestionIndex();
-      suggestions.load(rows);
-      return new ProjectView(m.siteId, ptr, m, deepFreeze(m.settings), dir, registry, suggestions, this.executor, this.suggestCache, this.opts.wordVectors ?? null, this.queryEmbedder);
-    } catch (err) {
-      await registry?.closeAll();
-      await fsp.rm(dir, { recursive: true, force: true });
-      throw err;
-    }
+    t.fetch = lap();
+    const opened = this.files.opened;
+    const gen = NodeGeneration.open(m, files, this.files, this.views.get(m.siteId)?.gen ?? null);
+    t.openedSegments = this.files.opened - opened;
+    t.derivation = gen.derivation;
+    t.open = lap();
+    const suggestions = new SuggestionIndex();
+    suggestions.load(rows);
+    t.suggestions = lap();
+    return new ProjectView(m.siteId, ptr, m, deepFreeze(m.settings), gen, suggestions, this.executor, this.suggestCache, this.opts.wordVectors ?? null, this.queryEmbedder);
   }
 
   /** Stops polling and closes every view. */
@@ -366,34 +407,14 @@ export class SnapshotNode {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     await this.polling;
-    for (const v of [...this.views.values(), ...this.retired]) await v.registry.closeAll();
+    for (const v of [...this.views.values(), ...this.retired]) v.gen.retire();
     this.views = new Map();
     this.retired = [];
   }
 }
 
-/** The opened generation must be the manifest's: same segments, same tombstones, same total. */
-function checkGeneration(index: ProjectIndex, m: ProjectManifest): void {
-  const snap = index.acquire();
-  try {
-    if (snap.generation !== m.generation) throw new Error(`opened generation ${snap.generation}, expected ${m.generation}`);
-    if (snap.segments.length !== m.segments.length) throw new Error(`opened ${snap.segments.length} segments, expected ${m.segments.length}`);
-    snap.segments.forEach((seg, i) => {
-      const want = m.segments[i]!;
-      if (seg.id !== want.id || sha256(seg.dead) !== want.deadSha256) throw new Error(`segment ${want.id}: tombstones differ from the primary's`);
-    });
-    if (snap.totalDocs !== m.totalDocs) throw new Error(`${snap.totalDocs} live documents, the manifest says ${m.totalDocs}`);
-  } finally {
-    snap.release();
-  }
-}
-
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  try {
-    await fsp.link(from, to);
-  } catch {
-    await fsp.copyFile(from, to);
-  }
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }
 
 function deepFreeze<T>(o: T): T {
