@@ -237,14 +237,18 @@ export async function indexDocs(server: BenchServer, siteId: string, docs: Itera
   let retries = 0;
   const send = async (batch: PageBody[], refresh: boolean) => {
     const body = JSON.stringify(batch);
-    let r = await call(server, 'POST', endpoint + (refresh ? '&refresh=true' : ''), body);
+    // A dropped connection (a kept-alive socket the server closed as it was reused) is a 599 here:
+    // the batch is an upsert, so sending it again is safe.
+    const post = () =>
+      call(server, 'POST', endpoint + (refresh ? '&refresh=true' : ''), body).catch((err: Error) => ({ status: 599, json: `${err.message}: ${String((err as { cause?: unknown }).cause ?? '')}` }));
+    let r = await post();
     // A 5xx says "please retry": do so (at most 3 times) and count it, so one transient failure
     // does not void a long run but still shows up in the report.
     for (let attempt = 1; r.status >= 500 && attempt <= 3; attempt++) {
       retries++;
       process.stderr.write(`pagesJson answered ${r.status} (${JSON.stringify(r.json).slice(0, 300)}); retry ${attempt}\n`);
       await new Promise((res) => setTimeout(res, 500));
-      r = await call(server, 'POST', endpoint + (refresh ? '&refresh=true' : ''), body);
+      r = await post();
     }
     if (r.status !== 200) throw new Error(`pagesJson answered ${r.status}: ${JSON.stringify(r.json).slice(0, 500)}`);
     indexed += Number(r.json.indexed);
