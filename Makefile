@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: cluster cluster-stop bench-export setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-ingest-semantic bench-search bench-suggest bench-crawl soak relevance reindex export clean
+.PHONY: cluster cluster-stop bench-export setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-ingest-semantic bench-search bench-languages bench-suggest bench-crawl soak relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -76,6 +76,11 @@ bench-search: setup embeddings
 	if [ $$rc -eq 2 ]; then echo "make bench-search: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
 	elif [ $$rc -ne 0 ]; then echo "make bench-search: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/search.ts
+	$(TSX) bench/languages.ts
+
+# Speed per language (English, German, Japanese): indexing rate and search p50/p99, in process; also run by bench-search
+bench-languages: setup embeddings
+	$(TSX) bench/languages.ts
 
 # Builds first, like bench-search: the server child runs dist/ when it exists (a stale dist/ would be measured).
 bench-suggest: setup

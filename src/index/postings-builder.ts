@@ -24,6 +24,23 @@ function isWordChar(text: string, i: number): boolean {
   return WORD_CHAR.test(c >= 0xd800 && c <= 0xdbff ? text.slice(i, i + 2) : text[i]!);
 }
 
+/** Words of short non-ASCII runs, per thread: a language's words with accents, or a CJK phrase, repeat across pages. */
+const runCache = new Map<string, readonly string[]>();
+const RUN_CACHE_SIZE = 50_000;
+const RUN_CACHE_MAX_CHARS = 48;
+
+/** `words(run)` of one run of word characters, cached when the run is short. */
+function runWords(run: string): readonly string[] {
+  if (run.length > RUN_CACHE_MAX_CHARS) return words(run);
+  let r = runCache.get(run);
+  if (r === undefined) {
+    r = words(run);
+    if (runCache.size >= RUN_CACHE_SIZE) runCache.clear();
+    runCache.set(run, r);
+  }
+  return r;
+}
+
 /**
  * Accumulates postings for one segment build (pool thread). Terms get dense indexes; a
  * document's term frequencies are counted in a typed scratch array and, once per document,
@@ -145,7 +162,7 @@ export class PostingsBuilder {
         } else break;
       }
       if (!plain) {
-        for (const w of words(text.slice(start, i))) {
+        for (const w of runWords(text.slice(start, i))) {
           this.add(field, w);
           n++;
         }

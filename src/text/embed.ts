@@ -7,7 +7,7 @@
  * computed at build time stays valid whatever segment the page later lands in.
  */
 import { isEnglishStopWord } from './stop-words.js';
-import { words } from './tokenize.js';
+import { firstWords, words } from './tokenize.js';
 import type { WordVectors } from './word-vectors.js';
 
 /** Rank at which a word's weight is one half: the most frequent words count for little. */
@@ -33,8 +33,7 @@ export function embedParts(wv: WordVectors, parts: readonly WeightedText[]): Flo
   let any = false;
   for (const p of parts) {
     if (!p.text || p.weight <= 0) continue;
-    let ws = words(p.text);
-    if (p.maxWords && ws.length > p.maxWords) ws = ws.slice(0, p.maxWords);
+    const ws = p.maxWords ? firstWords(p.text, p.maxWords) : words(p.text);
     for (const w of ws) {
       if (isEnglishStopWord(w)) continue;
       const r = wv.index.get(w);

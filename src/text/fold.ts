@@ -24,6 +24,8 @@ const SPECIAL_RE = /[ßæœøłđðþıħŧ]/g;
 const MARKS_RE = /([\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}])(\p{M}+)/gu;
 const ANY_MARK_RE = /\p{M}/u;
 const BREVE = '\u0306';
+/** A Latin, Greek or Cyrillic letter outside ASCII, or a mark on an ASCII letter or digit. */
+const DIACRITIC_SCRIPTS_RE = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}](?<=[^\x00-\x7f])|[a-z0-9]\p{M}/u;
 
 function dropMarks(_: string, base: string, marks: string): string {
   // Cyrillic й/ў keep their breve; everything else of Latin, Greek, Cyrillic loses its marks.
@@ -40,7 +42,12 @@ function dropMarks(_: string, base: string, marks: string): string {
 export function fold(text: string): string {
   // Plain ASCII only needs lower-casing.
   if (isPlain(text)) return text.toLowerCase();
-  let s = text.normalize('NFKC').toLowerCase().normalize('NFD');
+  const lower = text.normalize('NFKC').toLowerCase();
+  // Without Latin, Greek or Cyrillic letters beyond ASCII (and marks on ASCII letters) there is
+  // no diacritic to remove: CJK, Thai or Arabic text is folded by NFKC and lower case alone,
+  // which spares it two more normalisations.
+  if (!DIACRITIC_SCRIPTS_RE.test(lower)) return lower;
+  let s = lower.normalize('NFD');
   if (ANY_MARK_RE.test(s)) s = s.replace(MARKS_RE, dropMarks);
   s = s.replace(SPECIAL_RE, (c) => SPECIAL_FOLDS[c] ?? c);
   return s.normalize('NFC');

@@ -35,6 +35,25 @@ export function words(text: string): string[] {
   return out;
 }
 
+/** Where a text may be cut without changing the words before the cut (folding never joins across them). */
+const CUT_RE = /[\s\u3001\u3002]/g;
+
+/**
+ * The first `n` words of `text`, as `words(text).slice(0, n)`, analysing only as much of the
+ * text as they need: a prefix cut at a space (or an ideographic comma or full stop), doubled
+ * until it holds `n` words. The built-in embedder reads the opening of long pages this way.
+ *
+ * @example firstWords('one two three four', 2) // ['one', 'two']
+ */
+export function firstWords(text: string, n: number): string[] {
+  for (let len = Math.max(64, n * 8); ; len *= 2) {
+    CUT_RE.lastIndex = len;
+    const m = len < text.length ? CUT_RE.exec(text) : null;
+    const ws = words(m ? text.slice(0, m.index) : text);
+    if (!m || ws.length >= n) return ws.length > n ? ws.slice(0, n) : ws;
+  }
+}
+
 /**
  * Words and compounds of `text` in one pass (segment builds: the hot loop of indexing).
  * Same results as {@link words}, and {@link compounds} plus {@link alnumParts} of each word.

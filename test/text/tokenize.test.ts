@@ -30,3 +30,30 @@ t.test('letter/digit runs of mixed words are indexed too', async (t) => {
   t.same(alnumParts('2024'), []);
   t.same(analyzeText('See [elma04] and UTF8 – pg_dump').compounds.sort(), ['04', '8', 'elma', 'pgdump', 'utf'].sort());
 });
+
+t.test('firstWords reads only a prefix and gives the first n words of the whole text', async (t) => {
+  const { firstWords } = await import('../../src/text/tokenize.js');
+  const parts = ['Straße', 'pg_dump', 'naïve', 'utf8', 'パッケージ管理システムの設定。', 'ソフトウェアを、インストールする', '™', 'e-mail', '½', 'Ünïcödé', '\u3000', '\n', 'word'];
+  let seed = 3;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (let k = 0; k < 200; k++) {
+    const len = Math.floor(rnd() * 400);
+    let text = '';
+    for (let i = 0; i < len; i++) text += parts[Math.floor(rnd() * parts.length)]! + (rnd() < 0.7 ? ' ' : '');
+    for (const n of [1, 5, 20, 300]) t.same(firstWords(text, n), words(text).slice(0, n), `text ${k}, n ${n}`);
+  }
+  t.same(firstWords('one two three four', 2), ['one', 'two']);
+});
+
+t.test('segmentWord cuts pieces by its class table exactly as the piece regex does', async (t) => {
+  const { segmentWord, segmentWordByRegex } = await import('../../src/text/segment.js');
+  const chars = ['ー', '々', 'ア', 'あ', '漢', '𠀋', 'a', '1', 'ก', '한', 'ລ', 'ក', 'မ', 'é', 'ж', 'ヴ', 'ｱ', '〆', '〇'];
+  let seed = 11;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (let k = 0; k < 3000; k++) {
+    let w = '';
+    const len = 1 + Math.floor(rnd() * 10);
+    for (let i = 0; i < len; i++) w += chars[Math.floor(rnd() * chars.length)];
+    t.same(segmentWord(w), segmentWordByRegex(w), w);
+  }
+});

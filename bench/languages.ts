@@ -1,0 +1,166 @@
+/**
+ * Speed per language (`make bench-languages`, also run by `make bench-search`): indexing rate and
+ * search latency for a German and a Japanese corpus next to the English one, in process (no
+ * HTTP: the figures are the text analysis and the engine, which is what differs by language).
+ * A report, not a test: it prints a table and one JSON line, and exits 0 whatever the numbers.
+ *
+ * Corpora: the PostgreSQL 15 manual (English, 1,169 pages, its 799 known-item queries) and the
+ * Debian sets of `../shared/corpus/ml/{de,ja}` (374 and 331 pages, 855 and 770 queries), every
+ * page sent with the set's `language`.
+ *
+ * Each language runs in a child process of its own (this file with `--lang=xx`), so each starts
+ * with cold caches and a cold JIT, like a fresh pool thread:
+ * - indexing: the corpus is written as one segment BENCH_LANG_BUILDS times (default 4) by
+ *   `writeSegment`, the pool worker's build, with the built-in embedder when
+ *   `dist/embeddings/sg100.wv` exists (as a default project does); the rate is pages per
+ *   second of the process's CPU time (a build's wall time also holds its fsyncs, which a
+ *   shared disk makes noisy). "first" is the first build of the process (stem, segmenter and
+ *   word caches empty), "later" the median of the others (a long-running pool thread);
+ * - search: the full search path (`search()`: engine, snippets, highlighting, facets) over a
+ *   snapshot of that segment, every query once to warm up, then BENCH_LANG_ROUNDS (default 3)
+ *   timed passes; p50 and p99 of the wall time per query.
+ *
+ * Goal (issue 26): within 1.5× of English per page (later builds) and per query (p99).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeSegment, type SegmentEntry } from '../src/index/index.js';
+import { builtinEmbed } from '../src/index/tasks.js';
+import { search } from '../src/search/index.js';
+import { embedderFingerprint } from '../src/text/index.js';
+import type { PageDoc, Settings } from '../src/core/index.js';
+import { snapshotOf } from '../test/helpers/snapshot.js';
+import { makeDoc } from '../test/helpers/docs.js';
+import { loadPgDocs, loadPgQueries, PG_BASE } from './lib/corpus.js';
+import { loadMlSet, ML_BASE } from './lib/multilingual.js';
+import { markdownTable, writeBenchSection } from './lib/report.js';
+import { ROOT } from './lib/server.js';
+
+const LANGS = (process.env.BENCH_LANGS ?? 'en,de,ja').split(',').filter(Boolean);
+const BUILDS = Math.max(2, Number(process.env.BENCH_LANG_BUILDS ?? 4));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_LANG_ROUNDS ?? 3));
+const GOAL = 1.5;
+
+interface LangResult {
+  lang: string;
+  docs: number;
+  charsPerDoc: number;
+  queries: number;
+  embedded: boolean;
+  /** Pages per CPU second: the first build, and the median of the later ones. */
+  firstRate: number;
+  laterRate: number;
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+const cpuMs = (): number => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function corpus(lang: string): { docs: PageDoc[]; queries: string[] } {
+  if (lang === 'en') {
+    const docs = loadPgDocs().map((d) => makeDoc(PG_BASE + d.url, d.title, d.content, { headings: d.headings ? d.headings.split(' | ').filter(Boolean) : [] }));
+    return { docs, queries: loadPgQueries().map((q) => q.q) };
+  }
+  const set = loadMlSet(lang);
+  const docs = set.docs.map((d) => makeDoc(ML_BASE + d.url, d.title, d.content, { headings: d.headings ? d.headings.split(' | ').filter(Boolean) : [], language: lang }));
+  return { docs, queries: set.queries.map((q) => q.q) };
+}
+
+/** One language, in this (child) process. */
+function runLanguage(lang: string): LangResult {
+  const { docs, queries } = corpus(lang);
+  const table = path.join(ROOT, 'dist/embeddings/sg100.wv');
+  const fp = embedderFingerprint('builtin');
+  const embed = fs.existsSync(table) ? builtinEmbed({ kind: 'builtin', fp, table }) : null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bench-lang-${lang}-`));
+  try {
+    const rates: number[] = [];
+    for (let b = 0; b < BUILDS; b++) {
+      const file = path.join(dir, `s${b}.seg`);
+      const entries: SegmentEntry[] = docs.map((doc, i) => ({ seq: i + 1, at: i + 1, firstAt: i + 1, doc }));
+      const c0 = cpuMs();
+      writeSegment(file, entries, [], { defaultLanguage: 'en', ...(embed ? { embed, embedder: fp } : {}) });
+      rates.push(docs.length / ((cpuMs() - c0) / 1000));
+      fs.rmSync(file);
+    }
+    const snap = snapshotOf([docs]);
+    const settings = {
+      search: { language: 'en', stopWords: null, typoTolerance: 'default', fieldWeights: { title: 8, keywords: 6, headings: 4, url: 3, content: 1 }, synonyms: [], resultMappings: [] },
+      dataPoints: [], filters: [],
+    } as unknown as Settings;
+    const owner = {};
+    const run = (q: string) => search(snap, settings, {
+      query: q, filters: [], filterOptions: true, sort: null, sortOrder: 'ASC', offset: 0, limit: 10, includeContent: true,
+      highlightQueryTerms: true, includeContentGroups: null, excludeContentGroups: null, groupResults: true, limitPerGroup: false,
+    }, owner);
+    for (const q of queries) run(q);
+    const times: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const q of queries) {
+        const t = performance.now();
+        run(q);
+        times.push(performance.now() - t);
+      }
+    }
+    snap.cleanup();
+    times.sort((a, b) => a - b);
+    const chars = docs.reduce((a, d) => a + d.title.length + d.content.length + d.headings.join(' ').length, 0);
+    return {
+      lang, docs: docs.length, charsPerDoc: Math.round(chars / docs.length), queries: queries.length, embedded: embed !== null,
+      firstRate: rates[0]!, laterRate: median(rates.slice(1)),
+      p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]!,
+      mean: times.reduce((a, b) => a + b, 0) / times.length,
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function main(): void {
+  const results: LangResult[] = [];
+  for (const lang of LANGS) {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), `--lang=${lang}`], { cwd: ROOT, maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'inherit'] }).toString('utf8');
+    results.push(JSON.parse(out.trim().split('\n').pop()!) as LangResult);
+  }
+  const en = results.find((r) => r.lang === 'en');
+  const x = (v: number, base: number | undefined) => (base === undefined ? '' : `${v.toFixed(2)}×`);
+  const rows = results.map((r) => [
+    r.lang, String(r.docs), String(r.charsPerDoc), String(r.queries),
+    r.firstRate.toFixed(0), r.laterRate.toFixed(0), x(en ? en.laterRate / r.laterRate : NaN, en?.laterRate),
+    r.p50.toFixed(2), r.p99.toFixed(2), x(en ? r.p99 / en.p99 : NaN, en?.p99),
+  ]);
+  const lines = [
+    `Speed per language — one segment of each corpus, ${BUILDS} builds per process${results[0]?.embedded ? ' with the built-in embedder' : ' (no word vectors: not embedded)'}, ${ROUNDS} timed passes of the queries`,
+    '',
+    markdownTable(
+      ['language', 'pages', 'characters/page', 'queries', 'first build pages/CPU-s', 'later builds pages/CPU-s', 'per page vs en', 'search p50 ms', 'search p99 ms', 'p99 vs en'],
+      rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+  ];
+  const goals: string[] = [];
+  if (en) {
+    for (const r of results) {
+      if (r === en) continue;
+      const page = en.laterRate / r.laterRate;
+      const query = r.p99 / en.p99;
+      goals.push(`  [${page <= GOAL ? 'met' : '   '}] ${r.lang} indexing within ${GOAL}× of en per page   ${page.toFixed(2)}×`);
+      goals.push(`  [${query <= GOAL ? 'met' : '   '}] ${r.lang} search p99 within ${GOAL}× of en   ${query.toFixed(2)}×`);
+    }
+  }
+  lines.push('', 'Goals:', '', '```', ...goals, '```');
+  const md = lines.join('\n');
+  process.stdout.write(md + '\n\n' + JSON.stringify({ bench: 'languages', results }) + '\n');
+  writeBenchSection('languages', md, { partial: LANGS.join(',') !== 'en,de,ja' });
+}
+
+const arg = process.argv.find((a) => a.startsWith('--lang='));
+if (arg) process.stdout.write(JSON.stringify(runLanguage(arg.slice('--lang='.length))) + '\n');
+else main();
