@@ -22,7 +22,7 @@ import { INTERVALS, QueryEventInput, bucketCount, defaultInterval, parseQueryEve
 import type { Services } from '../services.js';
 import { requireProject, requireSite } from './auth.js';
 import { bodyLimit, readJsonOrForm } from './body.js';
-import { parseEnumParam, parseIntParam, queryParam } from './params.js';
+import { queryParam, readQuery } from './params.js';
 import { success, type RouteSpec } from './openapi.js';
 import { SiteParam, TokenParam } from './schemas.js';
 
@@ -43,7 +43,11 @@ const RangeParams = {
   end: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TIMESTAMP, description: 'UNIX seconds, greater than start; default now.' })),
 };
 const Range = { start: Type.Integer({ minimum: 0 }), end: Type.Integer({ minimum: 0 }) };
-const ReportLimit = Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REPORT_LIMIT, default: 10 }));
+const ReportLimit = Type.Integer({ minimum: 1, maximum: MAX_REPORT_LIMIT, default: 10 });
+/** Query parameters of the analytics reads: documented and read (`readQuery`) from these declarations. */
+const RangeQuery = Type.Object(RangeParams);
+const TimechartQuery = Type.Object({ ...RangeParams, interval: Type.Optional(Type.Union(INTERVALS.map((i) => Type.Literal(i)), { description: 'Default: by range length. Any case.' })) });
+const ReportQuery = Type.Object({ ...RangeParams, limit: ReportLimit });
 
 /** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
 export const ROUTES: RouteSpec[] = [
@@ -55,7 +59,7 @@ export const ROUTES: RouteSpec[] = [
   },
   {
     method: 'get', path: '/sites/queries/timechart', summary: 'Searches per time bucket', auth: 'project',
-    query: Type.Object({ ...RangeParams, interval: Type.Optional(Type.Union(INTERVALS.map((i) => Type.Literal(i)), { description: 'Default: by range length. Any case.' })) }),
+    query: TimechartQuery,
     responses: {
       200: success({
         ...Range,
@@ -66,7 +70,7 @@ export const ROUTES: RouteSpec[] = [
     },
   },
   {
-    method: 'get', path: '/sites/queries/top', summary: 'Most frequent queries', auth: 'project', query: Type.Object({ ...RangeParams, limit: ReportLimit }),
+    method: 'get', path: '/sites/queries/top', summary: 'Most frequent queries', auth: 'project', query: ReportQuery,
     responses: {
       200: success({
         ...Range,
@@ -75,7 +79,7 @@ export const ROUTES: RouteSpec[] = [
     },
   },
   {
-    method: 'get', path: '/sites/queries/noResults', summary: 'Queries that found nothing', auth: 'project', query: Type.Object({ ...RangeParams, limit: ReportLimit }),
+    method: 'get', path: '/sites/queries/noResults', summary: 'Queries that found nothing', auth: 'project', query: ReportQuery,
     responses: { 200: success({ ...Range, queries: Type.Array(Type.Object({ query: Type.String(), count: Type.Integer({ minimum: 0 }), lastSearched: Type.Integer() })) }) },
   },
 ];
@@ -83,8 +87,7 @@ export const ROUTES: RouteSpec[] = [
 /** `start`/`end` of a report: UNIX seconds, validated, defaults the 7 days before now. */
 export function parseRange(ctx: Context, services: Pick<Services, 'clock'>): { start: number; end: number } {
   const now = Math.floor(services.clock() / 1000);
-  const startParam = parseIntParam(ctx, 'start', { min: 0, max: MAX_TIMESTAMP });
-  const endParam = parseIntParam(ctx, 'end', { min: 0, max: MAX_TIMESTAMP });
+  const { start: startParam, end: endParam } = readQuery(ctx, RangeQuery);
   const end = endParam ?? (startParam !== undefined ? Math.max(now, startParam + 1) : now);
   const start = startParam ?? Math.max(0, end - DEFAULT_RANGE_SECONDS);
   if (start >= end) {
@@ -112,7 +115,7 @@ export function register(router: Router, services: Services): void {
   router.get('/sites/queries/timechart', async (ctx) => {
     const siteId = requireProject(ctx, services);
     const { start, end } = parseRange(ctx, services);
-    const given = parseEnumParam<Interval>(ctx, 'interval', INTERVALS);
+    const given: Interval | undefined = readQuery(ctx, TimechartQuery).interval;
     const interval = given ?? defaultInterval(start, end);
     const n = bucketCount(start * 1000, end * 1000, interval);
     if (n > MAX_TIMECHART_BUCKETS) {
@@ -127,14 +130,14 @@ export function register(router: Router, services: Services): void {
   router.get('/sites/queries/top', async (ctx) => {
     const siteId = requireProject(ctx, services);
     const range = parseRange(ctx, services);
-    const limit = parseIntParam(ctx, 'limit', { min: 1, max: MAX_REPORT_LIMIT, default: 10 });
+    const { limit } = readQuery(ctx, ReportQuery);
     ctx.body = { status: 'success', ...range, queries: services.analytics.topQueries(siteId, range, limit) };
   });
 
   router.get('/sites/queries/noResults', async (ctx) => {
     const siteId = requireProject(ctx, services);
     const range = parseRange(ctx, services);
-    const limit = parseIntParam(ctx, 'limit', { min: 1, max: MAX_REPORT_LIMIT, default: 10 });
+    const { limit } = readQuery(ctx, ReportQuery);
     ctx.body = { status: 'success', ...range, queries: services.analytics.noResultQueries(siteId, range, limit) };
   });
 }

@@ -20,7 +20,7 @@ import { TOP_TASK_TYPES, type ReindexReport, type TaskState } from '../crawl/ind
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
-import { parseEnumParam, parseIntParam, parseIntValue, parseUrlParam } from './params.js';
+import { parseIntValue, readQuery } from './params.js';
 
 const TASK_STATES: readonly TaskState[] = ['queued', 'running', 'done', 'failed'];
 /** Largest `limit` of the task list (the same as `indexedContent`'s). */
@@ -62,24 +62,27 @@ import { success, type RouteSpec } from './openapi.js';
 import { TaskProps, TokenParam } from './schemas.js';
 
 const ProjectQuery = Type.Object({ token: Type.Optional(TokenParam) });
+/** Query parameters, documented and read (`readQuery`) from these declarations. */
+const PushQuery = Type.Object({ token: Type.Optional(TokenParam), url: Type.String({ format: 'uri', description: 'An absolute http(s) URL.' }) });
+const TasksQuery = Type.Object({
+  token: Type.Optional(TokenParam),
+  state: Type.Optional(Type.Union(TASK_STATES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
+  type: Type.Optional(Type.Union(TOP_TASK_TYPES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_TASK_LIMIT, default: 50 }),
+});
 const Task = success(TaskProps);
 
 /** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
 export const ROUTES: RouteSpec[] = [
   {
     method: 'post', path: '/index/documents', summary: 'Crawl one URL under the project\'s crawler rules', auth: 'project',
-    query: Type.Object({ token: Type.Optional(TokenParam), url: Type.String({ format: 'uri', description: 'An absolute http(s) URL.' }) }),
+    query: PushQuery,
     responses: { 202: success({ url: Type.String(), taskId: TaskProps.taskId }) },
   },
   {
     method: 'get', path: '/tasks', summary: "The project's URL pushes, appends, crawl and sitemap runs and reindex tasks, newest first", auth: 'project',
-    query: Type.Object({
-      token: Type.Optional(TokenParam),
-      state: Type.Optional(Type.Union(TASK_STATES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
-      type: Type.Optional(Type.Union(TOP_TASK_TYPES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
-      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TASK_LIMIT, default: 50 })),
-    }),
+    query: TasksQuery,
     responses: { 200: success({ total: Type.Integer({ minimum: 0 }), offset: Type.Integer({ minimum: 0 }), limit: Type.Integer({ minimum: 1 }), tasks: Type.Array(Type.Object(TaskProps)) }) },
   },
   {
@@ -124,7 +127,7 @@ export const ROUTES: RouteSpec[] = [
 export function register(router: Router, services: Services): void {
   router.post('/index/documents', async (ctx) => {
     const siteId = requireProject(ctx, services);
-    const url = parseUrlParam(ctx, 'url');
+    const { url } = readQuery(ctx, PushQuery);
     const task = await services.crawl.pushUrl(siteId, url);
     ctx.status = 202;
     ctx.body = { status: 'success', url: task.url ?? url, taskId: task.taskId };
@@ -132,12 +135,8 @@ export function register(router: Router, services: Services): void {
 
   router.get('/tasks', async (ctx) => {
     const siteId = requireProject(ctx, services);
-    const filter = {
-      state: parseEnumParam(ctx, 'state', TASK_STATES),
-      type: parseEnumParam(ctx, 'type', TOP_TASK_TYPES),
-      offset: parseIntParam(ctx, 'offset', { min: 0, default: 0 }),
-      limit: parseIntParam(ctx, 'limit', { min: 1, max: MAX_TASK_LIMIT, default: 50 }),
-    };
+    const { state, type, offset, limit } = readQuery(ctx, TasksQuery);
+    const filter = { state, type, offset, limit };
     const { total, tasks } = services.crawl.listTasks(siteId, filter);
     ctx.body = { status: 'success', total, offset: filter.offset, limit: filter.limit, tasks };
   });

@@ -45,15 +45,21 @@ import {
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
 import { bodyLimit, readJson } from './body.js';
-import { parseBoolParam, queryParam } from './params.js';
+import { queryParam, readQuery } from './params.js';
 import { success, type RouteSpec } from './openapi.js';
 import { BoolParam, TokenParam } from './schemas.js';
 
 const IndexQuery = Type.Object({
   token: Type.Optional(TokenParam),
-  refresh: Type.Optional(BoolParam(false, 'answer once the pages are searchable')),
-  ignoreUndefinedFilters: Type.Optional(BoolParam(false, 'drop filter values whose id the settings do not define instead of refusing the document')),
+  refresh: BoolParam(false, 'answer once the pages are searchable'),
+  ignoreUndefinedFilters: BoolParam(false, 'drop filter values whose id the settings do not define instead of refusing the document'),
   replaceId: Type.Optional(Type.String({ description: 'Write into this bulk replace\'s staging index (POST /index/replace) instead of the live one.' })),
+});
+const DeleteQuery = Type.Object({
+  token: Type.Optional(TokenParam),
+  url: Type.Optional(Type.String({ description: 'The page to remove (canonicalised like indexing); give url or urlPattern.' })),
+  urlPattern: Type.Optional(Type.String({ description: 'An RE2 regular expression searched in the whole URL.' })),
+  refresh: BoolParam(false, 'answer once the removal is visible'),
 });
 const ReplaceQuery = Type.Object({ token: Type.Optional(TokenParam), replaceId: Type.String({ minLength: 1, description: 'From POST /index/replace.' }) });
 const Warnings = Type.Optional(Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), field: Type.String(), message: Type.String() }), { description: 'What was left out of accepted entries.' }));
@@ -72,12 +78,7 @@ export const ROUTES: RouteSpec[] = [
   },
   {
     method: 'delete', path: '/index/documents', summary: 'Remove pages by URL or URL pattern', auth: 'project',
-    query: Type.Object({
-      token: Type.Optional(TokenParam),
-      url: Type.Optional(Type.String({ description: 'The page to remove (canonicalised like indexing); give url or urlPattern.' })),
-      urlPattern: Type.Optional(Type.String({ description: 'An RE2 regular expression searched in the whole URL.' })),
-      refresh: Type.Optional(BoolParam(false, 'answer once the removal is visible')),
-    }),
+    query: DeleteQuery,
     responses: { 200: success({ deleted: Type.Integer({ minimum: 0 }) }) },
   },
   {
@@ -140,8 +141,7 @@ export function crawlHooks(services: Services): CrawlHooks | undefined {
 
 async function indexRoute(ctx: Context, services: Services, batch: boolean): Promise<void> {
   const siteId = requireProject(ctx, services);
-  const refresh = parseBoolParam(ctx, 'refresh', false);
-  const ignoreUndefinedFilters = parseBoolParam(ctx, 'ignoreUndefinedFilters', false);
+  const { refresh, ignoreUndefinedFilters } = readQuery(ctx, IndexQuery);
   const body = await readJson(ctx, { maxBytes: bodyLimit(services) });
   const warnings: EntryWarning[] = [];
   const vctx: ValidateContext = {
@@ -203,9 +203,7 @@ function canonicalOf(entry: unknown): string | undefined {
 
 async function deleteRoute(ctx: Context, services: Services): Promise<void> {
   const siteId = requireProject(ctx, services);
-  const url = queryParam(ctx, 'url');
-  const urlPattern = queryParam(ctx, 'urlPattern');
-  const refresh = parseBoolParam(ctx, 'refresh', false);
+  const { url, urlPattern, refresh } = readQuery(ctx, DeleteQuery);
   const hasUrl = url !== undefined && url !== '';
   const hasPattern = urlPattern !== undefined && urlPattern !== '';
   if (hasUrl === hasPattern) {

@@ -38,7 +38,10 @@ export interface RouteSpec {
   path: string;
   summary: string;
   auth: RouteAuth;
-  /** Query parameters: one property per parameter. */
+  /**
+   * Query parameters: one property per parameter. The route reads them with `readQuery` of
+   * src/http/params.ts from this same object, so what is documented is what is read.
+   */
   query?: TObject;
   /** The JSON body. */
   body?: TSchema;
@@ -103,8 +106,9 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string): 
     if (r.query) {
       const required = new Set(r.query.required ?? []);
       for (const [name, schema] of Object.entries(r.query.properties)) {
-        const s = plain(schema) as { description?: string };
-        parameters.push({ name, in: 'query', required: required.has(name), ...(s.description ? { description: s.description } : {}), schema: s });
+        const s = plain(schema) as { description?: string; default?: unknown };
+        // A parameter with a default is never required (the reader fills it: src/http/params.ts).
+        parameters.push({ name, in: 'query', required: required.has(name) && s.default === undefined, ...(s.description ? { description: s.description } : {}), schema: s });
       }
     }
     const responses: Record<string, unknown> = {};

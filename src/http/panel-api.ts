@@ -22,14 +22,27 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import { Type } from '@sinclair/typebox';
 import Database from 'better-sqlite3';
-import { AppError, badParam } from '../core/index.js';
+import { AppError } from '../core/index.js';
 import type { Services } from '../services.js';
 import { isMasterKey, presentedToken, requireProject } from './auth.js';
-import { parseEnumParam, parseIntParam, queryParam } from './params.js';
+import { readQuery } from './params.js';
 import { success, type RouteSpec } from './openapi.js';
 import { TaskProps, TokenParam } from './schemas.js';
 
 const STATES = ['queued', 'running', 'done', 'failed'] as const;
+/** Query parameters of `GET /sites/tasks`: documented and read (`readQuery`) from this declaration. */
+const QueueQuery = Type.Object({
+  token: Type.Optional(TokenParam),
+  limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+  state: Type.Optional(Type.Union(STATES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
+  runId: Type.Optional(
+    Type.String({
+      pattern: '^t_[0-9a-f]{20}$',
+      description: 'Only the pages of this crawl or sitemap run.',
+      errorMessage: { pattern: 'Parameter "runId" must be a task id such as "t_…" that a crawl or sitemap call returned.' },
+    }),
+  ),
+});
 type State = (typeof STATES)[number];
 type Counts = Record<State, number>;
 
@@ -97,12 +110,7 @@ export const ROUTES: RouteSpec[] = [
   },
   {
     method: 'get', path: '/sites/tasks', summary: "The project's crawl queue: counts, the latest runs and tasks", auth: 'project',
-    query: Type.Object({
-      token: Type.Optional(TokenParam),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-      state: Type.Optional(Type.Union(STATES.map((x) => Type.Literal(x)), { description: 'Any case.' })),
-      runId: Type.Optional(Type.String({ pattern: '^t_[0-9a-f]{20}$', description: 'Only the pages of this crawl or sitemap run.' })),
-    }),
+    query: QueueQuery,
     responses: {
       200: success({
         counts: CountsSchema,
@@ -132,10 +140,7 @@ export function register(router: Router, services: Services): void {
 
   router.get('/sites/tasks', (ctx) => {
     const siteId = requireProject(ctx, services);
-    const limit = parseIntParam(ctx, 'limit', { min: 1, max: 500, default: 50 })!;
-    const state = parseEnumParam<State>(ctx, 'state', STATES);
-    const runId = queryParam(ctx, 'runId');
-    if (runId !== undefined && !/^t_[0-9a-f]{20}$/.test(runId)) throw badParam('runId', 'Parameter "runId" must be a task id such as "t_…" that a crawl or sitemap call returned.');
+    const { limit, state, runId } = readQuery(ctx, QueueQuery);
     const file = path.join(services.config.dataDir, 'projects', siteId, 'crawl.db');
     if (!existsSync(file)) {
       ctx.body = { status: 'success', counts: emptyCounts(), runs: [], tasks: [] };

@@ -1,12 +1,17 @@
 /**
- * Query-parameter readers for route handlers (main thread). Each either returns a valid value
- * or throws 400 `invalid_parameter` naming the parameter, with the allowed values or range in
- * the message. Out-of-range values are rejected, never clamped (SPEC §3).
+ * Query parameters (main thread). A route declares its parameters once, as the `query` schema
+ * of its RouteSpec (the OpenAPI document lists them from it); {@link readQuery} reads,
+ * coerces and checks the query string by that same schema, so the document and the reader
+ * cannot disagree. Every problem is a 400 `invalid_parameter` naming the parameter, with the
+ * allowed values or range in the message; out-of-range values are rejected, never clamped
+ * (SPEC §3). Parameters a route does not declare are ignored.
  *
- * The `*Value` variants validate a value that did not come from the query string (a field of
- * a JSON or form body) with the same rules and messages.
+ * The per-parameter readers below are what `readQuery` applies by kind; the `*Value` variants
+ * validate a value that did not come from the query string (a field of a JSON or form body)
+ * with the same rules and messages.
  */
 import type { Context } from 'koa';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { AppError, badParam } from '../core/index.js';
 
 /** The single raw value of a query parameter; a repeated parameter is an error. */
@@ -122,12 +127,7 @@ export function parseJsonParam(ctx: Context, name: string, dflt?: unknown): unkn
 export function parseEnumParam<T extends string>(ctx: Context, name: string, values: readonly T[], dflt: T): T;
 export function parseEnumParam<T extends string>(ctx: Context, name: string, values: readonly T[], dflt?: T): T | undefined;
 export function parseEnumParam<T extends string>(ctx: Context, name: string, values: readonly T[], dflt?: T): T | undefined {
-  const v = queryParam(ctx, name);
-  if (v === undefined || v === '') return dflt;
-  const lower = v.toLowerCase();
-  const found = values.find((x) => x.toLowerCase() === lower);
-  if (found === undefined) throw new AppError('invalid_parameter', `Parameter "${name}" must be one of ${values.join(', ')}, got "${v}".`, name);
-  return found;
+  return parseEnumValue(queryParam(ctx, name), name, values, dflt);
 }
 
 /** An absolute http(s) URL query parameter (required). */
@@ -149,9 +149,142 @@ export function parseUrlParam(ctx: Context, name: string): string {
  * @example parseRatioParam(ctx, 'semanticRatio') // 0.5 for ?semanticRatio=0.5, undefined when absent
  */
 export function parseRatioParam(ctx: Context, name: string, min = 0, max = 1): number | undefined {
-  const raw = queryParam(ctx, name);
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min || v > max) throw badParam(name, `Parameter "${name}" must be a number between ${min} and ${max}, got "${raw}".`);
+  return parseNumberValue(queryParam(ctx, name), name, min, max);
+}
+
+/**
+ * Validates a number given as a string or number between `min` and `max`; `undefined` or ''
+ * → undefined.
+ */
+export function parseNumberValue(value: unknown, name: string, min = -Infinity, max = Infinity): number | undefined {
+  if (value === undefined || (typeof value === 'string' && value.trim() === '')) return undefined;
+  const v = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
+  if (!Number.isFinite(v) || v < min || v > max) throw badParam(name, `Parameter "${name}" must be a number between ${min} and ${max}, got "${String(value)}".`);
   return v;
+}
+
+/**
+ * A value of `values` compared without regard to case; returns the value as listed;
+ * `undefined` or '' → `dflt`.
+ */
+export function parseEnumValue<T extends string>(value: string | undefined, name: string, values: readonly T[], dflt?: T): T | undefined {
+  if (value === undefined || value === '') return dflt;
+  const lower = value.toLowerCase();
+  const found = values.find((x) => x.toLowerCase() === lower);
+  if (found === undefined) throw new AppError('invalid_parameter', `Parameter "${name}" must be one of ${values.join(', ')}, got "${value}".`, name);
+  return found;
+}
+
+/**
+ * A list of names (absent: null), given as a JSON array (`name=["Blog","_"]`) or as repeated
+ * keys (`name[]=Blog&name[]=_`, empty values skipped); 400 for anything else or for both
+ * forms at once. `what` names the entries in the message (`content-group names`).
+ */
+export function stringListParam(ctx: Context, name: string, what = 'strings', example = '["a","b"]'): string[] | null {
+  const listed = bracketListParam(ctx, name);
+  if (listed !== undefined) {
+    if (ctx.query[name] !== undefined) throw badParam(name, `Give "${name}" in one form: a JSON array or ${name}[] keys, not both.`);
+    return listed.filter((g) => g !== '');
+  }
+  const v = parseJsonParam(ctx, name);
+  if (v === undefined) return null;
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
+    throw badParam(name, `Parameter "${name}" must be a JSON array of ${what}, like ${example}.`);
+  }
+  return v as string[];
+}
+
+// ------------------------------------------------------------------ reading by the declaration
+
+/** The keywords {@link readQuery} reads from a parameter's schema. */
+interface ParamSchema {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+  enum?: string[];
+  anyOf?: Array<{ const?: unknown }>;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  contentMediaType?: string;
+  /** A list read by {@link stringListParam}: a JSON array or `name[]=` keys. */
+  'x-list'?: { what: string; example: string };
+  /** Full messages by keyword (`required`, `minLength`, `maxLength`, `pattern`). */
+  errorMessage?: Record<string, string>;
+}
+
+/** The values of `schema`'s properties as `readQuery` returns them: a default fills an absent value. */
+export type QueryValues<T extends TObject> = Static<T>;
+
+const patterns = new Map<string, RegExp>();
+
+function enumOf(s: ParamSchema): string[] | undefined {
+  if (s.enum) return s.enum;
+  if (s.anyOf?.length && s.anyOf.every((b) => typeof b.const === 'string')) return s.anyOf.map((b) => b.const as string);
+  return undefined;
+}
+
+function readOne(ctx: Context, name: string, s: ParamSchema, required: boolean): unknown {
+  if (s['x-list']) {
+    const list = stringListParam(ctx, name, s['x-list'].what, s['x-list'].example);
+    return list ?? undefined;
+  }
+  const raw = queryParam(ctx, name);
+  const values = enumOf(s);
+  if (values) return parseEnumValue(raw, name, values, s.default as string | undefined);
+  switch (s.type) {
+    case 'integer':
+      return parseIntValue(raw, name, { min: s.minimum, max: s.maximum, default: s.default as number | undefined });
+    case 'number':
+      return parseNumberValue(raw, name, s.minimum, s.maximum) ?? s.default;
+    case 'boolean':
+      return parseBoolValue(raw, name, s.default as boolean | undefined);
+  }
+  const m = s.errorMessage ?? {};
+  if (raw === undefined || (raw.trim() === '' && !required)) {
+    if (required) throw badParam(name, m.required ?? `Parameter "${name}" is required.`);
+    return s.default;
+  }
+  if (raw.trim() === '') throw badParam(name, m.minLength ?? `Parameter "${name}" must not be empty.`);
+  if (s.maxLength !== undefined && raw.length > s.maxLength) throw badParam(name, m.maxLength ?? `Parameter "${name}" must be at most ${s.maxLength} characters.`);
+  if (s.pattern !== undefined) {
+    let re = patterns.get(s.pattern);
+    if (!re) patterns.set(s.pattern, (re = new RegExp(s.pattern, 'u')));
+    if (!re.test(raw)) throw badParam(name, m.pattern ?? `Parameter "${name}" must match ${s.pattern}, got "${raw}".`);
+  }
+  if (s.format === 'uri' && !isHttpUrl(raw)) throw badParam(name, m.format ?? `Parameter "${name}" must be an absolute http(s) URL.`);
+  return raw;
+}
+
+function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads the query parameters `schema` declares (a route's `RouteSpec.query`), by kind:
+ * integers and numbers within `minimum`/`maximum`, booleans (`true|false|1|0`, any case),
+ * enums (`enum` or a union of literals, any case, answered as listed), lists (`x-list`: a JSON
+ * array or `name[]=` keys), strings (`required`, `maxLength`, `pattern`, `format: 'uri'`); an
+ * absent or empty value takes the `default`. `errorMessage` words a string's failures by
+ * keyword. A parameter given twice is a 400; parameters not declared are ignored.
+ *
+ * @example
+ * const Query = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) });
+ * const { limit } = readQuery(ctx, Query); // 10 without ?limit, 400 naming "limit" for ?limit=500
+ */
+export function readQuery<T extends TObject>(ctx: Context, schema: T): QueryValues<T> {
+  const required = new Set(schema.required ?? []);
+  const out: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(schema.properties) as Array<[string, TSchema]>) {
+    const v = readOne(ctx, name, s as ParamSchema, required.has(name) && (s as ParamSchema).default === undefined);
+    if (v !== undefined) out[name] = v;
+  }
+  return out as QueryValues<T>;
 }

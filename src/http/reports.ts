@@ -9,17 +9,27 @@
  */
 import type Router from '@koa/router';
 import { Type } from '@sinclair/typebox';
-import { Nullable, badParam, DOCUMENT_TYPES, type DocumentType } from '../core/index.js';
+import { Nullable, badParam, DOCUMENT_TYPES } from '../core/index.js';
 import { indexedContent, indexStatus, parseStatusFilter, type ContentQuery } from '../ingest/index.js';
 import type { Services } from '../services.js';
 import { requireProject } from './auth.js';
 import { crawlHooks, projectIndex } from './documents.js';
-import { parseIntParam, queryParam } from './params.js';
+import { readQuery } from './params.js';
 import { success, type RouteSpec } from './openapi.js';
 import { DocumentTypeSchema, IsoTime, TokenParam } from './schemas.js';
 
 /** Largest `limit` of `indexedContent`. */
 export const MAX_LISTING_LIMIT = 1000;
+
+/** Query parameters of `GET /sites/indexedContent`: documented and read (`readQuery`) from this declaration. */
+const ContentListQuery = Type.Object({
+  token: Type.Optional(TokenParam),
+  url: Type.Optional(Type.String({ description: 'Substring the URL must contain (case-sensitive).' })),
+  contentType: Type.Optional(Type.Union(DOCUMENT_TYPES.map((t) => Type.Literal(t)), { description: 'A document type, any case.' })),
+  status: Type.Optional(Type.String({ description: 'An index status code 100–999 (200, 404, 801) or a class (4XX).' })),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LISTING_LIMIT, default: 50 }),
+});
 
 /** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
 export const ROUTES: RouteSpec[] = [
@@ -38,14 +48,7 @@ export const ROUTES: RouteSpec[] = [
   },
   {
     method: 'get', path: '/sites/indexedContent', summary: 'Every indexed entry of any status, by URL', auth: 'project',
-    query: Type.Object({
-      token: Type.Optional(TokenParam),
-      url: Type.Optional(Type.String({ description: 'Substring the URL must contain (case-sensitive).' })),
-      contentType: Type.Optional(Type.String({ description: `A document type, any case: ${DOCUMENT_TYPES.join(', ')}.` })),
-      status: Type.Optional(Type.String({ description: 'An index status code 100–999 (200, 404, 801) or a class (4XX).' })),
-      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTING_LIMIT, default: 50 })),
-    }),
+    query: ContentListQuery,
     responses: {
       200: success({
         total: Type.Integer({ minimum: 0 }),
@@ -79,22 +82,11 @@ export function register(router: Router, services: Services): void {
 
   router.get('/sites/indexedContent', async (ctx) => {
     const siteId = requireProject(ctx, services);
-    const q: ContentQuery = {
-      offset: parseIntParam(ctx, 'offset', { min: 0, default: 0 }),
-      limit: parseIntParam(ctx, 'limit', { min: 1, max: MAX_LISTING_LIMIT, default: 50 }),
-    };
-    const url = queryParam(ctx, 'url');
-    if (url !== undefined && url !== '') q.url = url;
-    const contentType = queryParam(ctx, 'contentType');
-    if (contentType !== undefined && contentType !== '') {
-      const t = contentType.trim().toUpperCase();
-      if (!(DOCUMENT_TYPES as readonly string[]).includes(t)) {
-        throw badParam('contentType', `Parameter "contentType" must be one of ${DOCUMENT_TYPES.join(', ')}, got "${contentType}".`);
-      }
-      q.contentType = t as DocumentType;
-    }
-    const status = queryParam(ctx, 'status');
-    if (status !== undefined && status !== '') {
+    const { offset, limit, url, contentType, status } = readQuery(ctx, ContentListQuery);
+    const q: ContentQuery = { offset, limit };
+    if (url) q.url = url;
+    if (contentType) q.contentType = contentType;
+    if (status) {
       const parsed = parseStatusFilter(status);
       if (!parsed) {
         throw badParam('status', `Parameter "status" must be an index status from 100 to 999 (such as 200, 404 or 801) or a class such as 4XX, got "${status}".`);

@@ -13,7 +13,7 @@ import { badParam } from '../core/index.js';
 import type { Services } from '../services.js';
 import { parseFilters, type SearchOutcome, type SearchParams } from '../search/index.js';
 import { requireSite } from './auth.js';
-import { bracketListParam, parseBoolParam, parseEnumParam, parseIntParam, parseJsonParam, parseRatioParam, queryParam } from './params.js';
+import { bracketListParam, queryParam, readQuery, stringListParam } from './params.js';
 import { success, type RouteSpec } from './openapi.js';
 import { BoolParam, SiteParam } from './schemas.js';
 
@@ -22,21 +22,21 @@ export const MAX_WINDOW = 10_000;
 
 /**
  * A list of content-group names (absent: null), given as a JSON array (`name=["Blog","_"]`) or
- * as repeated keys (`name[]=Blog&name[]=_`, empty values skipped); 400 for anything else or
- * for both forms at once. Also read by the suggest route.
+ * as repeated keys (`name[]=Blog&name[]=_`, empty values skipped). Routes that declare the
+ * parameter with {@link ContentGroupsParam} get it from `readQuery`.
  */
 export function stringArrayParam(ctx: Context, name: string): string[] | null {
-  const listed = bracketListParam(ctx, name);
-  if (listed !== undefined) {
-    if (ctx.query[name] !== undefined) throw badParam(name, `Give "${name}" in one form: a JSON array or ${name}[] keys, not both.`);
-    return listed.filter((g) => g !== '');
-  }
-  const v = parseJsonParam(ctx, name);
-  if (v === undefined) return null;
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
-    throw badParam(name, `Parameter "${name}" must be a JSON array of content-group names, like ["Blog","_"].`);
-  }
-  return v as string[];
+  return stringListParam(ctx, name, GROUP_LIST.what, GROUP_LIST.example);
+}
+
+const GROUP_LIST = { what: 'content-group names', example: '["Blog","_"]' };
+
+/**
+ * A list of result-group names: a JSON array or `name[]=` keys. Documented as a string holding
+ * JSON (`contentMediaType`/`contentSchema`); `readQuery` answers the list (`x-list`).
+ */
+export function ContentGroupsParam(description: string) {
+  return Type.Unsafe<string[]>(Type.String({ contentMediaType: 'application/json', contentSchema: Type.Array(Type.String()), 'x-list': GROUP_LIST, description }));
 }
 
 /**
@@ -50,25 +50,33 @@ export function filtersParam(ctx: Context): string | undefined {
   return queryParam(ctx, 'filters');
 }
 
-/** The required `query` parameter (400s for absent, empty, too long). Also read by the suggest route. */
+/** The required `query` parameter (400s for absent, empty, too long), as other routes read it. */
 export function requireQuery(ctx: Context): string {
-  const q = queryParam(ctx, 'query');
-  if (q === undefined) throw badParam('query', 'Parameter "query" is required (use * to browse all pages).');
-  if (q.trim() === '') throw badParam('query', 'Parameter "query" must not be empty (use * to browse all pages).');
-  if (q.length > 1000) throw badParam('query', 'Parameter "query" must be at most 1000 characters.');
-  return q;
+  return readQuery(ctx, QueryOnly).query;
 }
+
+const QueryParam = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: 'The query; `*` browses every page.',
+  errorMessage: {
+    required: 'Parameter "query" is required (use * to browse all pages).',
+    minLength: 'Parameter "query" must not be empty (use * to browse all pages).',
+    maxLength: 'Parameter "query" must be at most 1000 characters.',
+  },
+});
+const QueryOnly = Type.Object({ query: QueryParam });
 
 /** Query parameters search and suggest read the same way. */
 export const SHARED_SEARCH_PARAMS = {
   site: SiteParam,
-  query: Type.String({ minLength: 1, maxLength: 1000, description: 'The query; `*` browses every page.' }),
+  query: QueryParam,
   filters: Type.Optional(Type.String({ description: 'A JSON array of one-key objects: [{"fid#1":["a"]},{"fid#2":{"min":1,"max":9}},{"language":["de"]}]; `language` is the built-in filter on the page\'s language (its own, else the project\'s search.language).' })),
-  includeContent: Type.Optional(BoolParam(false, 'add a content snippet to each result')),
-  highlightQueryTerms: Type.Optional(BoolParam(false, 'answer HTML with matched words in <mark>')),
-  includeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or includeContentGroups[]=name keys); `_` is pages without a group.' })),
-  excludeContentGroups: Type.Optional(Type.String({ description: 'A JSON array of result-group names (or excludeContentGroups[]=name keys).' })),
-  groupResults: Type.Optional(BoolParam(true, 'group results by result group; false lists them under `_`')),
+  includeContent: BoolParam(false, 'add a content snippet to each result'),
+  highlightQueryTerms: BoolParam(false, 'answer HTML with matched words in <mark>'),
+  includeContentGroups: Type.Optional(ContentGroupsParam('A JSON array of result-group names (or includeContentGroups[]=name keys); `_` is pages without a group.')),
+  excludeContentGroups: Type.Optional(ContentGroupsParam('A JSON array of result-group names (or excludeContentGroups[]=name keys).')),
+  groupResults: BoolParam(true, 'group results by result group; false lists them under `_`'),
   semanticRatio: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Blend of vector ranking: 0 lexical only, 1 vector only; default the project\'s search.semantic.semanticRatio.' })),
 };
 
@@ -103,20 +111,23 @@ const FilterOption = Type.Union([
   Type.Object({ key: Type.String(), name: Type.String(), type: Type.Literal('range'), min: Type.Number(), max: Type.Number() }),
 ]);
 
+/** The query parameters of `GET /sites`: documented and read (`readQuery`) from this one declaration. */
+const SearchQuery = Type.Object({
+  ...SHARED_SEARCH_PARAMS,
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  offset: Type.Integer({ minimum: 0, maximum: MAX_WINDOW - 1, default: 0, description: `offset + limit ≤ ${MAX_WINDOW}` }),
+  sort: Type.Optional(Type.String({ description: 'A data-point key listed in sortingOptions; default relevance.' })),
+  sortOrder: Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC', description: 'Any case.' }),
+  filterOptions: BoolParam(false, 'also return the facets of the matching pages'),
+  limitPerGroup: BoolParam(false, 'apply offset/limit inside each group'),
+  log: BoolParam(true, 'record this search in the query log'),
+});
+
 /** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
 export const ROUTES: RouteSpec[] = [
   {
     method: 'get', path: '/sites', summary: "Search the project's pages", auth: 'site',
-    query: Type.Object({
-      ...SHARED_SEARCH_PARAMS,
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
-      offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WINDOW - 1, default: 0, description: `offset + limit ≤ ${MAX_WINDOW}` })),
-      sort: Type.Optional(Type.String({ description: 'A data-point key listed in sortingOptions; default relevance.' })),
-      sortOrder: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC', description: 'Any case.' })),
-      filterOptions: Type.Optional(BoolParam(false, 'also return the facets of the matching pages')),
-      limitPerGroup: Type.Optional(BoolParam(false, 'apply offset/limit inside each group')),
-      log: Type.Optional(BoolParam(true, 'record this search in the query log')),
-    }),
+    query: SearchQuery,
     responses: {
       200: success({
         ...SHARED_SEARCH_ANSWER,
@@ -162,32 +173,28 @@ export function register(router: Router, services: Services): void {
 /** Validates the parameters (400s name the parameter). */
 function read(ctx: Context, services: Services): SearchRequest {
   const siteId = requireSite(ctx, services);
-  const query = requireQuery(ctx);
+  const q = readQuery(ctx, SearchQuery);
   const settings = services.projects.getSettings(siteId);
-  const limit = parseIntParam(ctx, 'limit', { min: 1, max: 100, default: 10 });
-  const offset = parseIntParam(ctx, 'offset', { min: 0, max: MAX_WINDOW - 1, default: 0 });
-  if (offset + limit > MAX_WINDOW) {
-    throw badParam('offset', `offset + limit must be at most ${MAX_WINDOW} (got ${offset} + ${limit}).`);
+  if (q.offset + q.limit > MAX_WINDOW) {
+    throw badParam('offset', `offset + limit must be at most ${MAX_WINDOW} (got ${q.offset} + ${q.limit}).`);
   }
-  const sortOrder = parseEnumParam(ctx, 'sortOrder', ['ASC', 'DESC'] as const, 'ASC');
   const params: SearchParams = {
-    query,
+    query: q.query,
     filters: parseFilters(filtersParam(ctx), settings.filters),
-    filterOptions: parseBoolParam(ctx, 'filterOptions', false),
-    sort: queryParam(ctx, 'sort') || null,
-    sortOrder,
-    offset,
-    limit,
-    includeContent: parseBoolParam(ctx, 'includeContent', false),
-    highlightQueryTerms: parseBoolParam(ctx, 'highlightQueryTerms', false),
-    includeContentGroups: stringArrayParam(ctx, 'includeContentGroups'),
-    excludeContentGroups: stringArrayParam(ctx, 'excludeContentGroups'),
-    groupResults: parseBoolParam(ctx, 'groupResults', true),
-    limitPerGroup: parseBoolParam(ctx, 'limitPerGroup', false),
+    filterOptions: q.filterOptions,
+    sort: q.sort || null,
+    sortOrder: q.sortOrder,
+    offset: q.offset,
+    limit: q.limit,
+    includeContent: q.includeContent,
+    highlightQueryTerms: q.highlightQueryTerms,
+    includeContentGroups: q.includeContentGroups ?? null,
+    excludeContentGroups: q.excludeContentGroups ?? null,
+    groupResults: q.groupResults,
+    limitPerGroup: q.limitPerGroup,
   };
-  const semanticRatio = parseRatioParam(ctx, 'semanticRatio');
-  if (semanticRatio !== undefined) params.semanticRatio = semanticRatio;
-  return { siteId, params, log: parseBoolParam(ctx, 'log', true) };
+  if (q.semanticRatio !== undefined) params.semanticRatio = q.semanticRatio;
+  return { siteId, params, log: q.log };
 }
 
 /**

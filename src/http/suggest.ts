@@ -10,19 +10,22 @@ import { Type } from '@sinclair/typebox';
 import { parseFilters, type SuggestRequest } from '../search/index.js';
 import type { Services } from '../services.js';
 import { requireSite } from './auth.js';
-import { parseBoolParam, parseIntParam, parseRatioParam } from './params.js';
-import { filtersParam, requireQuery, SHARED_SEARCH_ANSWER, SHARED_SEARCH_PARAMS, stringArrayParam } from './search.js';
+import { readQuery } from './params.js';
+import { filtersParam, SHARED_SEARCH_ANSWER, SHARED_SEARCH_PARAMS } from './search.js';
 import { success, type RouteSpec } from './openapi.js';
+
+/** The query parameters of `GET /sites/suggest`: documented and read (`readQuery`) from this one declaration. */
+const SuggestQuery = Type.Object({
+  ...SHARED_SEARCH_PARAMS,
+  limit: Type.Integer({ minimum: 1, maximum: 2, default: 2, description: 'Suggested pages, per group when groupResults=true.' }),
+  maxQuerySuggestions: Type.Integer({ minimum: 0, maximum: 10, default: 3 }),
+});
 
 /** The routes of this module, for the OpenAPI document (src/http/openapi.ts). */
 export const ROUTES: RouteSpec[] = [
   {
     method: 'get', path: '/sites/suggest', summary: 'Autocomplete: suggested pages and earlier queries', auth: 'site',
-    query: Type.Object({
-      ...SHARED_SEARCH_PARAMS,
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2, default: 2, description: 'Suggested pages, per group when groupResults=true.' })),
-      maxQuerySuggestions: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 3 })),
-    }),
+    query: SuggestQuery,
     responses: { 200: success({ ...SHARED_SEARCH_ANSWER, querySuggestions: Type.Array(Type.Object({ query: Type.String() })) }) },
   },
 ];
@@ -40,23 +43,20 @@ export function register(router: Router, services: Services): void {
 /** Validates the parameters (400s name the parameter). */
 function read(ctx: Context, services: Services): { siteId: string; req: SuggestRequest } {
   const siteId = requireSite(ctx, services);
-  const query = requireQuery(ctx);
+  const q = readQuery(ctx, SuggestQuery);
   const settings = services.projects.getSettings(siteId);
-  const limit = parseIntParam(ctx, 'limit', { min: 1, max: 2, default: 2 });
-  const maxQuerySuggestions = parseIntParam(ctx, 'maxQuerySuggestions', { min: 0, max: 10, default: 3 });
-  const groupResults = parseBoolParam(ctx, 'groupResults', true);
   const req: SuggestRequest = {
-    query,
+    query: q.query,
     filters: parseFilters(filtersParam(ctx), settings.filters),
-    limit,
-    groupResults,
-    includeContent: parseBoolParam(ctx, 'includeContent', false),
-    highlightQueryTerms: parseBoolParam(ctx, 'highlightQueryTerms', false),
-    includeContentGroups: stringArrayParam(ctx, 'includeContentGroups'),
-    excludeContentGroups: stringArrayParam(ctx, 'excludeContentGroups'),
-    maxQuerySuggestions,
+    limit: q.limit,
+    groupResults: q.groupResults,
+    includeContent: q.includeContent,
+    highlightQueryTerms: q.highlightQueryTerms,
+    includeContentGroups: q.includeContentGroups ?? null,
+    excludeContentGroups: q.excludeContentGroups ?? null,
+    maxQuerySuggestions: q.maxQuerySuggestions,
   };
-  const semanticRatio = parseRatioParam(ctx, 'semanticRatio');
+  const semanticRatio = q.semanticRatio;
   if (semanticRatio !== undefined) req.semanticRatio = semanticRatio;
   return { siteId, req };
 }
