@@ -4,8 +4,9 @@
  *
  * The page's own vector is the query vector, so nothing is embedded at request time and the
  * answer is the same on a primary and on a search node. Neighbours are the live searchable
- * rows at or above the project's similarity threshold (the one hybrid search uses), the page
- * itself left out; they go through the same page/group stage as search results (content groups,
+ * rows at or above the project's similarity threshold (the one hybrid search uses), at most the
+ * nearest `HYBRID_NEIGHBOURS` (100) of them as in hybrid search (src/search/hybrid.ts), the page itself left out; they
+ * go through the same page/group stage as search results (content groups,
  * filters, facets, exact totals) and are ranked by similarity × the page's boost, or sorted by a
  * data point. Similarities come from {@link segmentSims} over each segment's vectors, the
  * page's vector is the same whatever segment holds it, so the ranking does not depend on how
@@ -20,7 +21,7 @@ import { BUILTIN_THRESHOLD, HTTP_THRESHOLD } from '../text/index.js';
 import type { EngineResult, SemanticOutcome } from './engine.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
-import { segmentSims, type SemanticQuery } from './hybrid.js';
+import { neighbourBar, segmentSims, type SemanticQuery } from './hybrid.js';
 import { parseQuery } from './query.js';
 import { orderHits } from './rerank.js';
 
@@ -75,24 +76,30 @@ export function runSimilar(snap: IndexSnapshot, req: SimilarRequest): SimilarRes
   const q: SemanticQuery = { ...req.semantic, ratio: 1, vector: vs.data.slice(self.id * vs.dims, (self.id + 1) * vs.dims) };
   const keep = req.topK !== undefined && !req.sort ? req.topK : 0;
   const page = new HitCollector(req, keep);
-  const t = q.threshold;
-  for (const seg of snap.segments) {
-    const sims = segmentSims(seg, q);
-    if (!sims) {
-      if (seg.liveCount > 0) {
-        outcome.lexicalOnlySegments++;
-        outcome.lexicalOnlyDocs += seg.liveCount;
-      }
-      continue;
+  const sims = snap.segments.map((seg) => {
+    const sim = segmentSims(seg, q);
+    if (!sim && seg.liveCount > 0) {
+      outcome.lexicalOnlySegments++;
+      outcome.lexicalOnlyDocs += seg.liveCount;
     }
+    return sim;
+  });
+  // The page itself is marked, so it is neither a neighbour nor counted for the bar.
+  const marks = snap.segments.map((seg) => new Uint8Array(seg === self.seg ? seg.dead.length : 0));
+  marks[snap.segments.indexOf(self.seg)]![self.id] = 1;
+  // As in hybrid search: the nearest HYBRID_NEIGHBOURS above the threshold, chosen before filters.
+  const bar = neighbourBar(sims, marks, q.threshold);
+  snap.segments.forEach((seg, si) => {
+    const sim = sims[si];
+    if (!sim) return;
     const skip = seg === self.seg ? self.id : -1;
     page.segment(seg, [], null, (consider) => {
-      for (let id = 0; id < sims.length; id++) {
-        const s = sims[id]!;
-        if (s >= t && id !== skip) consider(id, s, 0);
+      for (let id = 0; id < sim.length; id++) {
+        const s = sim[id]!;
+        if (s >= bar && id !== skip) consider(id, s, 0);
       }
     });
-  }
+  });
   outcome.neighbours = page.total;
   orderHits(page.hits, req, keep > 0);
   return {

@@ -6,6 +6,7 @@ import { AppError, type PageDoc, type Settings } from '../../src/core/index.js';
 import { defaultSettings } from '../../src/projects/index.js';
 import { search, type SearchParams, type SearchResponse } from '../../src/search/service.js';
 import { similarSemantic } from '../../src/search/similar.js';
+import { HYBRID_NEIGHBOURS } from '../../src/search/hybrid.js';
 import { docParts, embedParts, embedderFingerprint, loadWordVectors } from '../../src/text/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
@@ -127,4 +128,28 @@ t.test('an unknown, removed or error page is a 404 on url; a page without a vect
   t.equal(off.semantic?.embedder, 'none');
   t.match(off.semantic?.error, /no embedder/, 'a project without an embedder: said');
   t.equal(embedderFingerprint('builtin'), FIXTURE_FP);
+});
+
+t.test('at most the nearest HYBRID_NEIGHBOURS pages, as in hybrid search, the same however the index is split', async (t) => {
+  // 160 pages about undoing work with a varying share of database words: every one above the
+  // threshold of the first, at many different similarities.
+  const many: PageDoc[] = Array.from({ length: 160 }, (_, i) =>
+    makeDoc(`https://h.test/n${i}`, `Note ${i}`, `${'revert '.repeat(1 + (i % 13))}${'table '.repeat(1 + Math.floor(i / 13))}`, { filters: colour(i % 2 ? 'red' : 'blue') }));
+  const vec = (d: PageDoc) => embedParts(wv, docParts(d))!;
+  const self = vec(many[0]!);
+  const sims = many.slice(1).map((d) => vec(d).reduce((a, x, k) => a + x * self[k]!, 0));
+  const above = sims.filter((x) => x >= 0.6).sort((a, b) => b - a);
+  t.ok(above.length > HYBRID_NEIGHBOURS + 20, `more pages above the threshold (${above.length}) than the cap`);
+  const bar = above[HYBRID_NEIGHBOURS - 1]!;
+  const one = snapshotOf([many], undefined, write);
+  const split = snapshotOf([many.slice(0, 50), many.slice(50, 120), many.slice(120)], undefined, write);
+  t.teardown(() => (one.cleanup(), split.cleanup()));
+  const r = ask(one, 'n0', { limit: 100 });
+  t.ok(r.totalResults >= HYBRID_NEIGHBOURS && r.totalResults <= HYBRID_NEIGHBOURS + 5, `about ${HYBRID_NEIGHBOURS} neighbours (${r.totalResults}: ties at the last one all count)`);
+  t.equal(r.totalResults, above.filter((x) => Math.fround(x) >= Math.fround(bar) - 1e-6).length, 'the nearest ones');
+  t.same(ask(split, 'n0', { limit: 100 }), r, 'the same answer from three segments');
+  const red = ask(one, 'n0', { filters: [{ key: 'fid#1', type: 'multiple', values: ['red'] }], filterOptions: true });
+  const counts = Object.fromEntries((red.filterOptions[0] as { values: Array<{ value: string; count: number }> }).values.map((v) => [v.value, v.count]));
+  t.equal(counts.red, red.totalResults, 'chosen before filters: the facet count is the filtered total');
+  t.equal(counts.red + counts.blue, r.totalResults);
 });
