@@ -158,6 +158,7 @@ $servers        keepalive 32;
 
         location = /sites { $rate_use proxy_pass http://search_nodes; }
         location = /sites/suggest { $rate_use proxy_pass http://search_nodes; }
+        location = /sites/similar { $rate_use proxy_pass http://search_nodes; }
         location = /sites/queries/log { $rate_use proxy_pass http://search_nodes; }
         # Over the limit: the API's 429 (docs/API.md), with CORS so a page can read it.
         error_page 429 = @rate_limited;

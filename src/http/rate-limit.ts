@@ -1,7 +1,7 @@
 /**
  * Per-client request rate limits (main thread): token buckets in a bounded map.
  *
- * - Public routes (`GET /sites`, `GET /sites/suggest`, `POST /sites/queries/log`): one bucket
+ * - Public routes (`GET /sites`, `GET /sites/suggest`, `GET /sites/similar`, `POST /sites/queries/log`): one bucket
  *   per client IP and project, applied by `requireSite` once the project is known to exist.
  * - Indexing routes (document pushes and deletes, crawl and sitemap requests): one bucket per
  *   project API key, applied by `requireProject`. The master key is the operator's and is not limited.
