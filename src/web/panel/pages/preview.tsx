@@ -6,7 +6,7 @@
  * URL) with the project's field weights.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ResultMapping, Settings } from '../../../core/types';
+import type { ResultMapping, Settings } from '../../../core/settings';
 import { mount } from '../../widget/mount';
 import { decodeEntities, markedParts } from '../../widget/text';
 import type { Result, SearchAnswer } from '../../widget/types';

@@ -6,7 +6,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import type { CrawlerSettings, DataPointRule, ExtractionRule, FilterDefinition, ResultGroupRule, ResultMapping, Settings, SynonymGroup, SynonymMapping } from '../../../core/types';
+import type { CrawlerSettings, DataPointRule, ExtractionRule, FilterDefinition, ResultGroupRule, ResultMapping, Settings, SynonymGroup, SynonymMapping } from '../../../core/settings';
 import type { Api } from '../api';
 import { Checkbox, errorsOf, LinesInput, messageFor, Notice, NumberInput, Select, TextArea, TextInput, useLoad, when, type FieldErrors } from '../ui';
 
