@@ -24,8 +24,43 @@ const SPECIAL_RE = /[ßæœøłđðþıħŧ]/g;
 const MARKS_RE = /([\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}])(\p{M}+)/gu;
 const ANY_MARK_RE = /\p{M}/u;
 const BREVE = '\u0306';
-/** A Latin, Greek or Cyrillic letter outside ASCII, or a mark on an ASCII letter or digit. */
-const DIACRITIC_SCRIPTS_RE = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}](?<=[^\x00-\x7f])|[a-z0-9]\p{M}/u;
+/** Per BMP code point, met so far: 0 not yet classified, 1 other, 2 Latin/Greek/Cyrillic letter, 3 mark. */
+const diacriticClass = new Uint8Array(0x10000);
+const LGC_RE = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
+const MARK_RE = /\p{M}/u;
+
+function classify(ch: string): number {
+  return LGC_RE.test(ch) ? 2 : MARK_RE.test(ch) ? 3 : 1;
+}
+
+/**
+ * Whether NFKC'd, lower-cased `s` holds a Latin, Greek or Cyrillic letter outside ASCII, or a
+ * mark on an ASCII letter or digit: only then can folding remove a diacritic. A scan over a
+ * per-code-point table (each code point classified by regex once per thread): a regex with
+ * these classes costs several times more on the long CJK texts that snippets and the
+ * contiguity check fold.
+ */
+function hasDiacriticScripts(s: string): boolean {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    let k: number;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      k = classify(String.fromCodePoint(s.codePointAt(i)!));
+    } else {
+      k = diacriticClass[c]!;
+      if (k === 0) diacriticClass[c] = k = classify(String.fromCharCode(c));
+    }
+    if (k === 2) return true;
+    if (k === 3 && i > 0) {
+      const p = s.charCodeAt(i - 1);
+      if ((p >= 0x61 && p <= 0x7a) || (p >= 0x30 && p <= 0x39)) return true;
+    }
+    if (c >= 0xd800 && c <= 0xdbff) i++;
+  }
+  return false;
+}
 
 function dropMarks(_: string, base: string, marks: string): string {
   // Cyrillic й/ў keep their breve; everything else of Latin, Greek, Cyrillic loses its marks.
@@ -46,7 +81,7 @@ export function fold(text: string): string {
   // Without Latin, Greek or Cyrillic letters beyond ASCII (and marks on ASCII letters) there is
   // no diacritic to remove: CJK, Thai or Arabic text is folded by NFKC and lower case alone,
   // which spares it two more normalisations.
-  if (!DIACRITIC_SCRIPTS_RE.test(lower)) return lower;
+  if (!hasDiacriticScripts(lower)) return lower;
   let s = lower.normalize('NFD');
   if (ANY_MARK_RE.test(s)) s = s.replace(MARKS_RE, dropMarks);
   s = s.replace(SPECIAL_RE, (c) => SPECIAL_FOLDS[c] ?? c);
