@@ -210,9 +210,12 @@ function contiguousFirst(hits: Hit[], split: string[]): void {
   if (n < 2 || split.length === 0) return;
   const top = hits.slice(0, n);
   const holds = top.map((h) => {
-    const card = h.seg.reader.card(h.id, true);
-    const text = fold(card.title + '\n' + card.content);
-    return split.every((w) => text.includes(w));
+    // The title, read without the content, settles the pages whose title holds every run; a
+    // run has no line break, so it is in the card when it is in the title or in the content.
+    const title = fold(h.seg.reader.card(h.id, false).title);
+    if (split.every((w) => title.includes(w))) return true;
+    const content = fold(h.seg.reader.card(h.id, true).content);
+    return split.every((w) => title.includes(w) || content.includes(w));
   });
   const ordered = [...top.filter((_, i) => holds[i]), ...top.filter((_, i) => !holds[i])];
   for (let i = 0; i < n; i++) hits[i] = ordered[i]!;
