@@ -19,7 +19,8 @@
  *   about the corpus's size): each publishes a new generation, which every cache keys on.
  *
  * Every SOAK_SAMPLE_SECONDS (default 5) it reads the server's VmRSS from /proc and, at the end,
- * `GET /admin/memory` (the budget and what each cache holds). The table goes into bench/README.md
+ * the resident set by kind of mapping (/proc/PID/smaps) and `GET /admin/memory` (the budget,
+ * what each cache holds, each thread's V8 heap). The table goes into bench/README.md
  * (section `soak`, through bench/lib/report.ts) for full-length runs; shorter runs (SOAK_SECONDS
  * below 600) are diagnostic and leave the file alone.
  */
@@ -57,6 +58,34 @@ function rssMb(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * Where the resident set is (MiB), from /proc/PID/smaps: file-backed pages (node's code and
+ * libraries), V8 heap pages (anonymous 256 KiB mappings: every isolate's pages are that size),
+ * and the rest of the anonymous memory (malloc arenas: SQLite, typed arrays, the word vectors).
+ */
+function rssParts(pid: number | undefined): { fileMb: number; v8PagesMb: number; otherAnonMb: number } {
+  const out = { fileMb: 0, v8PagesMb: 0, otherAnonMb: 0 };
+  let text = '';
+  try {
+    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return { fileMb: NaN, v8PagesMb: NaN, otherAnonMb: NaN };
+  }
+  let kind: keyof typeof out = 'otherAnonMb';
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const kb = (parseInt(head[2]!, 16) - parseInt(head[1]!, 16)) / 1024;
+      const name = head[3] ?? '';
+      kind = name.startsWith('/') ? 'fileMb' : name === '' && kb === 256 ? 'v8PagesMb' : 'otherAnonMb';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out[kind] += Number(rss[1]) / 1024;
+  }
+  return out;
 }
 
 const bool = (r: () => number, p = 0.5) => (r() < p ? 'true' : 'false');
@@ -152,6 +181,7 @@ async function main(): Promise<void> {
     );
     clearInterval(sampler);
     samples.push({ t: elapsed(), rssMb: rssMb(pid) });
+    const parts = rssParts(pid);
     const memory = await call(server, 'GET', '/admin/memory');
     const budgetMb: number = memory.status === 200 ? Number(memory.json.budgetMb) : NaN;
 
@@ -171,6 +201,8 @@ async function main(): Promise<void> {
       [`RSS at ${(half / 60).toFixed(1)} min`, mb(at(half).rssMb), ''],
       [`RSS at the end (${(SECONDS / 60).toFixed(1)} min)`, mb(samples[samples.length - 1]!.rssMb), `peak over the whole run ${mb(Math.max(...samples.map((s) => s.rssMb)))}`],
       ['RSS over the second half: min – max', `${mb(lastMin)} – ${mb(lastMax)}`, `spread ${(spread * 100).toFixed(1)}% (flat: ≤ ${FLAT * 100}%) → ${flat ? 'flat' : 'NOT flat'}`],
+      ['RSS at the end by mapping', `${mb(parts.fileMb + parts.v8PagesMb + parts.otherAnonMb)}`, `file-backed (node's code) ${mb(parts.fileMb)}, V8 heap pages ${mb(parts.v8PagesMb)}, other anonymous (malloc: SQLite, typed arrays, word vectors) ${mb(parts.otherAnonMb)}`],
+      ['threads at the end', '', memory.status === 200 ? threadText(memory.json) : 'GET /admin/memory failed'],
       ['memory budget (SITESIFT_MEMORY_MB)', mb(budgetMb), `${under ? 'under' : 'NOT under'} it; split: ${memory.status === 200 ? splitText(memory.json) : 'GET /admin/memory failed'}`],
       ['requests', String(total), `${(total / SECONDS).toFixed(0)}/s from ${CLIENTS} clients; ${errorCount} not 200`],
       ...(Object.entries(counts) as Array<[Kind, number]>).map(([k, n]) => [`↳ ${k}`, String(n), '']),
@@ -193,6 +225,15 @@ async function main(): Promise<void> {
     await server.stop();
   }
   process.exit(failed ? 1 : 0);
+}
+
+/** Each thread's V8 heap and what it holds outside it, and the shared word vectors, from `GET /admin/memory`. */
+function threadText(m: { threads?: Array<{ thread: string; heap?: { totalMb: number; externalMb?: number }; wordVectors?: { usedMb: number } }> }): string {
+  const parts = (m.threads ?? [])
+    .filter((t) => t.heap)
+    .map((t) => `${t.thread}: V8 heap ${t.heap!.totalMb.toFixed(0)} MB + ${(t.heap!.externalMb ?? 0).toFixed(0)} MB outside it`);
+  const wv = m.threads?.find((t) => t.wordVectors)?.wordVectors;
+  return [...parts, ...(wv ? [`word vectors (one table for all threads) ${wv.usedMb.toFixed(0)} MB`] : [])].join('; ');
 }
 
 /** "main 200 MB, 2 search threads × 80 MB, …" from the `GET /admin/memory` answer. */

@@ -69,6 +69,18 @@ export interface PoolOptions {
 export const WORKER_YOUNG_GENERATION_MB = 16;
 
 /**
+ * V8 old-generation limit of each pool thread, MB. Why: V8 lets a heap grow past its live
+ * objects by a factor that follows this limit (1.3× up to 256 MB, 4× from 2 GB, the default
+ * here being several GB), and pool threads allocate fast in segment builds and merges, so
+ * without a limit a pool thread's heap may grow to several times what it keeps alive before a
+ * collection (the resident set with it, `make soak`). 512 keeps the factor near 1.4 and leaves room for
+ * a merge's working set: the whole server peaked under 510 MB resident importing 100,000 pages
+ * (bench-ingest). A task whose live objects reach it fails (ERR_WORKER_OUT_OF_MEMORY) and
+ * Piscina starts a new thread.
+ */
+export const POOL_OLD_GENERATION_MB = 512;
+
+/**
  * Creates the pool. Under tsx the workers load tsx too (`--import tsx`), so task modules can
  * be TypeScript. Destroy it with `pool.destroy()` at shutdown (after in-flight tasks settle).
  */
@@ -85,7 +97,7 @@ export function createPool(opts: PoolOptions): Piscina {
     workerData: { nice: opts.nice ?? 10, warmUp: opts.warmUp === true, shared: opts.shared ?? {} },
     // The dispatcher's export that resolves once the thread has warmed up (workers/index.ts).
     ...(opts.warmUp ? { name: 'dispatchWhenWarm' } : {}),
-    ...(youngMb > 0 ? { resourceLimits: { maxYoungGenerationSizeMb: youngMb } } : {}),
+    resourceLimits: { ...(youngMb > 0 ? { maxYoungGenerationSizeMb: youngMb } : {}), maxOldGenerationSizeMb: POOL_OLD_GENERATION_MB },
     // Idle threads wait for the next task with Atomics.waitAsync, not Atomics.wait, so their
     // event loop runs between tasks and V8's memory reducer can shrink the heap a build or
     // merge left behind (blocked, a thread kept it until its next task). docs/STORAGE.md "Memory".
@@ -127,6 +139,9 @@ export function startThread(base: string, file: string, opts: Omit<WorkerOptions
  */
 export function workerHeapLimitDefault(): void {
   setFlagsFromString('--max-old-space-size=0');
+  // Likewise the launcher's --max-semi-space-size (the main thread's young generation): worker
+  // threads keep their own cap (WORKER_YOUNG_GENERATION_MB), which the flag would override.
+  setFlagsFromString('--max-semi-space-size=0');
 }
 
 // V8 heap and GC flags. Worker threads refuse every V8 flag in execArgv

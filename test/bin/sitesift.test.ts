@@ -17,6 +17,8 @@ const LAUNCHER = path.join(ROOT, 'bin/sitesift');
 const HEAP_FLAG = '--heap-growing-percent=50';
 /** The main thread's heap limit the launcher gives node by default (SITESIFT_MAIN_HEAP_MB, see bin/sitesift). */
 const MAIN_HEAP_FLAG = '--max-old-space-size=768';
+/** The main thread's young-generation cap the launcher always gives node (see bin/sitesift). */
+const YOUNG_FLAG = '--max-semi-space-size=8';
 
 interface Seen {
   pid: number;
@@ -66,7 +68,7 @@ function launch(file: string, args: string[], env: Record<string, string> = {}):
 
 t.test('runs the CLI of its package with the malloc tunables set, in its own process', async (t) => {
   const { seen, spawnedPid } = await launch(LAUNCHER, ['serve', '--port', '0']);
-  t.same(seen.argv, [MAIN_HEAP_FLAG, path.join(ROOT, 'dist/src/cli.js'), 'serve', '--port', '0'], 'the main heap limit, no growing flag by default');
+  t.same(seen.argv, [YOUNG_FLAG, MAIN_HEAP_FLAG, path.join(ROOT, 'dist/src/cli.js'), 'serve', '--port', '0'], 'the main heap limit and young-generation cap, no growing flag by default');
   t.equal(seen.mmap, '131072');
   t.equal(seen.trim, '131072');
   t.equal(seen.pid, spawnedPid, 'exec: node runs as the launched process, no second process');
@@ -84,10 +86,10 @@ t.test('keeps values the user set, empty ones included', async (t) => {
 t.test('SITESIFT_HEAP_GROWING_PERCENT sets the growing factor or drops the flag, and is not passed on', async (t) => {
   const entry = path.join(ROOT, 'dist/src/cli.js');
   const cases: Array<[string, string[]]> = [
-    ['100', [MAIN_HEAP_FLAG, '--heap-growing-percent=100', entry, 'serve']],
-    ['50', [MAIN_HEAP_FLAG, HEAP_FLAG, entry, 'serve']],
-    ['0', [MAIN_HEAP_FLAG, entry, 'serve']],
-    ['', [MAIN_HEAP_FLAG, entry, 'serve']],
+    ['100', [YOUNG_FLAG, MAIN_HEAP_FLAG, '--heap-growing-percent=100', entry, 'serve']],
+    ['50', [YOUNG_FLAG, MAIN_HEAP_FLAG, HEAP_FLAG, entry, 'serve']],
+    ['0', [YOUNG_FLAG, MAIN_HEAP_FLAG, entry, 'serve']],
+    ['', [YOUNG_FLAG, MAIN_HEAP_FLAG, entry, 'serve']],
   ];
   for (const [value, argv] of cases) {
     const { seen } = await launch(LAUNCHER, ['serve'], { SITESIFT_HEAP_GROWING_PERCENT: value });
@@ -95,16 +97,16 @@ t.test('SITESIFT_HEAP_GROWING_PERCENT sets the growing factor or drops the flag,
     t.equal(seen.growing, null, 'unset for the server (it rejects unknown SITESIFT_* variables)');
   }
   const { seen } = await launch(LAUNCHER, ['--node', 'x.js'], { SITESIFT_HEAP_GROWING_PERCENT: '0' });
-  t.same(seen.argv, [MAIN_HEAP_FLAG, 'x.js'], '--node form too');
+  t.same(seen.argv, [YOUNG_FLAG, MAIN_HEAP_FLAG, 'x.js'], '--node form too');
   await t.rejects(launch(LAUNCHER, ['serve'], { SITESIFT_HEAP_GROWING_PERCENT: '5x' }), { code: 2, stderr: /SITESIFT_HEAP_GROWING_PERCENT must be a whole number, got "5x"/ });
 });
 
 t.test('SITESIFT_MAIN_HEAP_MB sets the main heap limit or drops it, and is not passed on', async (t) => {
   const entry = path.join(ROOT, 'dist/src/cli.js');
   const cases: Array<[string, string[]]> = [
-    ['1024', ['--max-old-space-size=1024', entry, 'serve']],
-    ['0', [entry, 'serve']],
-    ['', [entry, 'serve']],
+    ['1024', [YOUNG_FLAG, '--max-old-space-size=1024', entry, 'serve']],
+    ['0', [YOUNG_FLAG, entry, 'serve']],
+    ['', [YOUNG_FLAG, entry, 'serve']],
   ];
   for (const [value, argv] of cases) {
     const { seen } = await launch(LAUNCHER, ['serve'], { SITESIFT_MAIN_HEAP_MB: value });
@@ -112,7 +114,7 @@ t.test('SITESIFT_MAIN_HEAP_MB sets the main heap limit or drops it, and is not p
     t.equal(seen.mainHeap, null, 'unset for the server (it rejects unknown SITESIFT_* variables)');
   }
   const both = await launch(LAUNCHER, ['--node', 'x.js'], { SITESIFT_MAIN_HEAP_MB: '512', SITESIFT_HEAP_GROWING_PERCENT: '50' });
-  t.same(both.seen.argv, ['--max-old-space-size=512', HEAP_FLAG, 'x.js'], '--node form, with the growing flag');
+  t.same(both.seen.argv, [YOUNG_FLAG, '--max-old-space-size=512', HEAP_FLAG, 'x.js'], '--node form, with the growing flag');
   await t.rejects(launch(LAUNCHER, ['serve'], { SITESIFT_MAIN_HEAP_MB: '1g' }), { code: 2, stderr: /SITESIFT_MAIN_HEAP_MB must be a whole number, got "1g"/ });
 });
 
@@ -120,12 +122,12 @@ t.test('through a symlink (npm bin link) it still finds its package', async (t) 
   const link = path.join(dir, 'sitesift');
   symlinkSync(LAUNCHER, link);
   const { seen } = await launch(link, ['--help']);
-  t.same(seen.argv, [MAIN_HEAP_FLAG, path.join(ROOT, 'dist/src/cli.js'), '--help']);
+  t.same(seen.argv, [YOUNG_FLAG, MAIN_HEAP_FLAG, path.join(ROOT, 'dist/src/cli.js'), '--help']);
 });
 
 t.test('--node runs node with the given arguments under the same environment', async (t) => {
   const { seen, spawnedPid } = await launch(LAUNCHER, ['--node', '--import', 'tsx', 'src/main.ts', '--port', '0']);
-  t.same(seen.argv, [MAIN_HEAP_FLAG, '--import', 'tsx', 'src/main.ts', '--port', '0']);
+  t.same(seen.argv, [YOUNG_FLAG, MAIN_HEAP_FLAG, '--import', 'tsx', 'src/main.ts', '--port', '0']);
   t.equal(seen.mmap, '131072');
   t.equal(seen.trim, '131072');
   t.equal(seen.pid, spawnedPid);
@@ -186,6 +188,7 @@ t.test('with the real node, SITESIFT_MAIN_HEAP_MB limits the main thread\'s heap
     `const afterPool = await ${probe};`,
     // The flag again, as a process started with it has it, to check the plain-thread path too.
     "v8.setFlagsFromString('--max-old-space-size=512');",
+    "v8.setFlagsFromString('--max-semi-space-size=8');",
     `const again = await ${probe};`,
     `const w = startThread(${JSON.stringify(pathToFileURL(dir).href + '/')}, 'heap-thread');`,
     "const thread = await new Promise((res, rej) => w.once('message', res).once('error', rej));",

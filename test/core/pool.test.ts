@@ -80,6 +80,15 @@ t.test('pool threads run with a capped V8 young generation (memory per thread)',
   t.ok((await runTask<Ping>(plain, 'ping')).youngGenerationMb > WORKER_YOUNG_GENERATION_MB, 'V8 default is larger');
 });
 
+t.test("pool threads' V8 heap is limited, so it does not grow to several times its live objects", async (t) => {
+  const { POOL_OLD_GENERATION_MB, WORKER_YOUNG_GENERATION_MB } = await import('../../src/core/pool.js');
+  const pool = createPool({ workers: 1 });
+  t.teardown(() => pool.destroy());
+  const { heapLimitMb } = await runTask<{ heapLimitMb: number }>(pool, 'ping');
+  // heap_size_limit is the old generation's limit plus the young generation's reservation.
+  t.ok(heapLimitMb >= POOL_OLD_GENERATION_MB && heapLimitMb <= POOL_OLD_GENERATION_MB + 2 * WORKER_YOUNG_GENERATION_MB, `limit ${heapLimitMb} MB (old generation ${POOL_OLD_GENERATION_MB})`);
+});
+
 t.test('idle pool threads run their event loop (async atomics: V8 can shrink a heap after a task)', async (t) => {
   const pool = createPool({ workers: 1 });
   t.teardown(() => pool.destroy());
