@@ -21,7 +21,7 @@
  *    node processes ÷ requests.
  *
  * Environment: BENCH_DOCS, BENCH_SECONDS (per wrk load, default 10), BENCH_CONNECTIONS (default
- * 8), BENCH_ROUNDS (alternations, default 2), BENCH_POLL_MS (the nodes' poll interval, default
+ * 8), BENCH_ROUNDS (alternations, default 2), BENCH_NODE_MEMORY_MB (default 1024), BENCH_POLL_MS (the nodes' poll interval, default
  * 1000), BENCH_REPORT=0 (do not touch bench/README.md). Needs nginx and wrk.
  */
 import { execFile } from 'node:child_process';
@@ -42,6 +42,13 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CORES = os.availableParallelism();
+/**
+ * Each node's memory budget (SITESIFT_MEMORY_MB), its share of the machine like its cores; the
+ * reference node, which has the whole machine, gets twice as much. With hybrid search a search
+ * thread's caches must hold the segments' row vectors (100 dimensions × 4 bytes a page).
+ */
+const NODE_MEMORY_MB = Number(process.env.BENCH_NODE_MEMORY_MB ?? 1024);
+const nodeEnv = (memoryMb: number) => `SITESIFT_SEARCH_CACHE_MB=0 SITESIFT_MEMORY_MB=${memoryMb}`;
 const script = path.join(ROOT, 'deploy', 'cluster.sh');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sitesift-bench-export-'));
 const env: NodeJS.ProcessEnv = {
@@ -50,7 +57,7 @@ const env: NodeJS.ProcessEnv = {
   CLUSTER_POLL_MS: String(POLL_MS),
   CLUSTER_EXPORT_SCHEDULE: '',
   CLUSTER_RATE_PER_SECOND: '0',
-  CLUSTER_NODE_ENV: 'SITESIFT_SEARCH_CACHE_MB=0',
+  CLUSTER_NODE_ENV: nodeEnv(NODE_MEMORY_MB),
 };
 for (const k of Object.keys(env)) if (k.startsWith('SITESIFT_')) delete env[k];
 
@@ -151,7 +158,7 @@ async function main(): Promise<void> {
 
     // Throughput: nginx over the two nodes as deployed, against one node with the whole machine.
     log(`starting a reference node with ${CORES} search threads (outside the balancer)`);
-    await run(script, ['start-node', '3'], { env: { ...env, CLUSTER_SEARCH_THREADS: String(CORES) }, timeout: 600_000 });
+    await run(script, ['start-node', '3'], { env: { ...env, CLUSTER_SEARCH_THREADS: String(CORES), CLUSTER_NODE_ENV: nodeEnv(2 * NODE_MEMORY_MB) }, timeout: 600_000 });
     const ref = clusterEnv().NODE3_URL!;
     const refReady = performance.now();
     while (!(await serves(ref, 'quokka')).ok) {
@@ -203,7 +210,7 @@ async function main(): Promise<void> {
       `${e.SEARCH_THREADS} search thread(s) per node; ${l.cpuPerSearch.toFixed(2)} ms CPU/search (node 1 ${(l.cpu[0]! / 1000).toFixed(1)} s, node 2 ${(l.cpu[1]! / 1000).toFixed(1)} s); ${l.errors} errors`,
     ]);
     notes.push(
-      `${ix.indexed + 1} documents; ${queries.length} known-item queries rotated by wrk (2 threads, ${CONNECTIONS} connections), ${ROUNDS} alternating rounds of ${SECONDS} s per entry point, each after a ${SECONDS} s warm-up through the same entry point; answer caches off, so every request is a computed search; nginx's rate limit off.`,
+      `${ix.indexed + 1} documents, hybrid search (the built-in embedder, the project's default); node memory budget ${NODE_MEMORY_MB} MB each, the reference node ${2 * NODE_MEMORY_MB} MB; ${queries.length} known-item queries rotated by wrk (2 threads, ${CONNECTIONS} connections), ${ROUNDS} alternating rounds of ${SECONDS} s per entry point, each after a ${SECONDS} s warm-up through the same entry point; answer caches off, so every request is a computed search; nginx's rate limit off.`,
       `Goals: 1-page re-export < 2 % of a full export (${share.toFixed(3)} %); freshness ≤ 2 × poll interval (${(fresh / POLL_MS).toFixed(2)} ×); nginx + 2 nodes ≥ 0.9 × one node direct (${ratio.toFixed(2)} ×).`,
       `This machine has ${CORES} cores shared by every process here (wrk, nginx, the nodes, the idle primary), so two nodes cannot add throughput; each node runs ${e.SEARCH_THREADS} search thread(s), its share of the cores (deploy/cluster.sh), and the reference node all ${CORES}. CPU per search per node: ${l.cpuPerSearch.toFixed(2)} ms behind nginx, ${d.cpuPerSearch.toFixed(2)} ms for the reference node, so on machines of their own each node serves about 1000 / ${l.cpuPerSearch.toFixed(2)} ≈ ${(1000 / l.cpuPerSearch).toFixed(0)} searches per CPU-second and N nodes about N times that.`,
     );
