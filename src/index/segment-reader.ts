@@ -39,7 +39,7 @@ export interface SegmentVectors {
   has: Uint8Array;
 }
 
-/** What a reader decoded from its file and keeps until evicted: postings lists and row vectors. */
+/** What a reader decoded from its file and keeps until evicted (postings lists). */
 interface DecodedEntry extends ClockEntry {
   /** Forgets the entry in its reader (the CLOCK has already removed it). */
   drop(): void;
@@ -56,19 +56,6 @@ class PostingsEntry implements DecodedEntry {
   ) {}
   drop(): void {
     this.owner.delete(this.term);
-  }
-}
-
-/** A segment's row vectors (hybrid search, similar pages): `rows × dims × 4` bytes per thread. */
-class VectorsEntry implements DecodedEntry {
-  used = false;
-  constructor(
-    readonly v: SegmentVectors | null,
-    readonly bytes: number,
-    private readonly drop_: () => void,
-  ) {}
-  drop(): void {
-    this.drop_();
   }
 }
 
@@ -128,8 +115,8 @@ export class SegmentReader {
   private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
   /** This reader's cached postings (entries also sit in the shared eviction order). */
   private readonly postingsMap = new Map<string, PostingsEntry>();
-  /** Row vectors, loaded on first use and evictable like postings (undefined: not read or evicted). */
-  private vecs: VectorsEntry | undefined;
+  /** Row vectors, read on first use and kept until close (undefined: not read yet). */
+  private vecs: { v: SegmentVectors | null } | undefined;
   /** Run once at close (engine caches kept outside the reader drop its entries then). */
   private readonly closeHooks: Array<() => void> = [];
 
@@ -287,17 +274,16 @@ export class SegmentReader {
 
   /**
    * The rows' vectors when this segment was embedded with the embedder named `fp`, else null
-   * (searched lexically). Read through a short-lived connection and kept like decoded postings:
-   * dims × 4 bytes per row, charged to this thread's postings budget and evicted with them
-   * (read again on the next use), so a thread never holds every segment's vectors beyond its share.
+   * (searched lexically). Read once through a short-lived connection and kept for the reader's
+   * lifetime: dims × 4 bytes per row in each search thread (4 MB per 10,000 pages with the
+   * built-in embedder), shown in `GET /admin/memory` as the thread's external memory. They are
+   * not evicted under postings pressure: every hybrid search reads all of them, so a thread
+   * whose budget is smaller than a large segment's vectors would read them from the file again
+   * on every search (seconds at 100,000 pages) instead of holding them.
    */
   vectors(fp: string): SegmentVectors | null {
     if (this.info.embedder !== fp) return null;
-    const cached = this.vecs;
-    if (cached) {
-      cached.used = true;
-      return cached.v;
-    }
+    if (this.vecs) return this.vecs.v;
     const v = scanWith(this.path, (db) => {
       const n = this.info.docCount;
       let out: SegmentVectors | null = null;
@@ -312,11 +298,7 @@ export class SegmentReader {
       }
       return out ?? { fp, dims: 0, data: new Float32Array(0), has: new Uint8Array(n) };
     });
-    const e: VectorsEntry = new VectorsEntry(v, (v?.data.byteLength ?? 0) + (v?.has.byteLength ?? 0) + 96, () => {
-      if (this.vecs === e) this.vecs = undefined;
-    });
-    this.vecs = e;
-    chargeDecoded(e);
+    this.vecs = { v };
     return v;
   }
 
@@ -440,7 +422,6 @@ export class SegmentReader {
       engineCacheUsed.postings -= e.bytes;
     }
     this.postingsMap.clear();
-    if (this.vecs && decodedClock.delete(this.vecs)) engineCacheUsed.postings -= this.vecs.bytes;
     this.vecs = undefined;
     readerPageCaches.delete(this.db);
     if (this.db.open) this.db.close();
