@@ -15,28 +15,23 @@
  * Search thread (pure over the pinned snapshot), except {@link similarSemantic}, which the
  * search service calls on the main thread.
  */
-import { AppError, type EmbedderSpec, type FilterDefinition, type SemanticSettings } from '../core/index.js';
+import { AppError, type EmbedderSpec, type SemanticSettings } from '../core/index.js';
 import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import { BUILTIN_THRESHOLD, HTTP_THRESHOLD } from '../text/index.js';
-import type { EngineResult, SemanticOutcome } from './engine.js';
-import type { ActiveFilter } from './filters.js';
+import type { EngineResult, SearchRequest, SemanticOutcome } from './engine.js';
 import { HitCollector } from './group.js';
 import { neighbourBar, segmentSims, type SemanticQuery } from './hybrid.js';
 import { parseQuery } from './query.js';
 import { orderHits } from './rerank.js';
 
-/** A similar-pages request as the engine runs it (built by results.ts from the parameters). */
-export interface SimilarRequest {
+/**
+ * A similar-pages request as the engine runs it (built by results.ts from the parameters): the
+ * filtering, grouping, facet and order fields of a search, a page instead of a query.
+ */
+export interface SimilarRequest
+  extends Pick<SearchRequest, 'filters' | 'sort' | 'sortOrder' | 'includeContentGroups' | 'excludeContentGroups' | 'facetDefs' | 'defaultLanguage' | 'topK'> {
   /** The page whose neighbours are wanted (canonical URL, as indexed). */
   url: string;
-  filters: ActiveFilter[];
-  sort: string | null;
-  sortOrder: 'ASC' | 'DESC';
-  includeContentGroups: string[] | null;
-  excludeContentGroups: string[] | null;
-  facetDefs: FilterDefinition[];
-  /** Only the first `topK` hits need to be in order (the rest still count in totals and facets). */
-  topK?: number;
   /** The project's vector space and threshold (`vector` and `ratio` are not read). */
   semantic: SemanticQuery;
 }
