@@ -98,13 +98,7 @@ t.test('--replace: the project holds exactly the file afterwards; a failed impor
     file,
     ['a', 'b', 'c'].map((n) => JSON.stringify({ url: `https://rep.example.com/${n}`, title: `new ${n}`, content: 'replacement text' })).join('\n') + '\n',
   );
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await runCli(['index', 'rep', file, '--replace', '--url', s.url], { env: { SITESIFT_MASTER_KEY: s.masterKey }, stdout, stderr });
+  const { code, stdout: out, stderr: err } = await cli(['rep', file, '--replace']);
   t.equal(code, 0, err);
   t.match(err, /100% done: 3 indexed/);
   t.match(out, /Replaced the index: 3 searchable pages, 1 pages not in the input removed/);
