@@ -23,10 +23,13 @@
  *    table says how many queries each engine answered with fewer than 100.
  *
  * Environment: RELEVANCE_MISSES (worst queries shown per kind, default 8), BENCH_SERVER
- * (tsx|dist, default tsx), BENCH_KEEP=1 keeps the server's temp dir. The full list of our
+ * (tsx|dist, default tsx), BENCH_KEEP=1 keeps the server's temp dir; RELEVANCE_SETS=ml scores
+ * the multilingual sets alone (RELEVANCE_LANGS=de,ja picks some), RELEVANCE_PEER_CACHE=1 reuses
+ * their peers' answers from bench/out while documents and queries are unchanged. The full list of our
  * misses goes to bench/out/relevance-misses.txt.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { averagePrecision, CRAN_DEPTH, knownItemScores, loadCranfield, loadPgDocs, loadPgQueries, ndcgAt10, PG_BASE, type KnownItem } from './lib/corpus.js';
 import { Fts5Peer, LunrPeer, MiniSearchPeer, type PeerDoc } from './lib/peers.js';
@@ -136,6 +139,38 @@ async function runMlSets(server: BenchServer): Promise<MlRun[]> {
   return runs;
 }
 
+/**
+ * Each peer's ranked URLs per query over one multilingual set. `RELEVANCE_PEER_CACHE=1` keeps
+ * them in bench/out/relevance-ml-peers-<lang>.json and reuses them while the documents and
+ * queries are the same (the peers do not change when sitesift does: for quick reruns).
+ */
+function mlPeerAnswers(lang: string, docs: PeerDoc[], qs: string[]): Map<string, string[][]> {
+  const cacheFile = path.join(ROOT, 'bench/out', `relevance-ml-peers-${lang}.json`);
+  const key = createHash('sha256').update(JSON.stringify([docs, qs])).digest('hex');
+  const useCache = process.env.RELEVANCE_PEER_CACHE === '1';
+  if (useCache && existsSync(cacheFile)) {
+    const cached = JSON.parse(readFileSync(cacheFile, 'utf8')) as { key: string; peers: Array<[string, string[][]]> };
+    if (cached.key === key) return new Map(cached.peers);
+  }
+  const peers = new Map<string, string[][]>();
+  const analyzers: Record<string, string[]> = { de: ['german'], fr: ['french'], ja: ['japanese', 'cjk'] };
+  for (const a of analyzers[lang] ?? []) {
+    try {
+      peers.set(`Lucene 8 ${a === 'cjk' ? 'CJKAnalyzer' : a[0]!.toUpperCase() + a.slice(1) + 'Analyzer'}`, lucenePeer(docs, qs, a));
+    } catch (err) {
+      process.stderr.write(`relevance: Lucene peer (${a}) failed: ${(err as Error).message.slice(0, 300)}\n`);
+    }
+  }
+  peers.set('FTS5 unicode61', fts5Peer(docs, qs, 'unicode61'));
+  peers.set('FTS5 trigram', fts5Peer(docs, qs, 'trigram'));
+  peers.set('MiniSearch+Segmenter', miniSearchSegmenterPeer(docs, qs, lang));
+  if (useCache) {
+    mkdirSync(path.dirname(cacheFile), { recursive: true });
+    writeFileSync(cacheFile, JSON.stringify({ key, peers: [...peers] }));
+  }
+  return peers;
+}
+
 /** Peers over each multilingual set, then the tables, goals and misses. */
 function reportMl(runs: MlRun[]): { lines: string[]; goals: Array<{ goal: string; met: boolean; detail: string }>; json: Record<string, unknown> } {
   const lines: string[] = [];
@@ -149,17 +184,8 @@ function reportMl(runs: MlRun[]): { lines: string[]; goals: Array<{ goal: string
     const qs = set.queries.map((q) => q.q);
     const engines = new Map<string, Map<string, MlAgg>>();
     engines.set('sitesift', scoreKnownItems(set.queries, run.ours));
-    const analyzers: Record<string, string[]> = { de: ['german'], fr: ['french'], ja: ['japanese', 'cjk'] };
-    for (const a of analyzers[lang] ?? []) {
-      try {
-        engines.set(`Lucene 8 ${a === 'cjk' ? 'CJKAnalyzer' : a[0]!.toUpperCase() + a.slice(1) + 'Analyzer'}`, scoreKnownItems(set.queries, lucenePeer(docs, qs, a)));
-      } catch (err) {
-        process.stderr.write(`relevance: Lucene peer (${a}) failed: ${(err as Error).message.slice(0, 300)}\n`);
-      }
-    }
-    engines.set('FTS5 unicode61', scoreKnownItems(set.queries, fts5Peer(docs, qs, 'unicode61')));
-    engines.set('FTS5 trigram', scoreKnownItems(set.queries, fts5Peer(docs, qs, 'trigram')));
-    engines.set('MiniSearch+Segmenter', scoreKnownItems(set.queries, miniSearchSegmenterPeer(docs, qs, lang)));
+    const peers = mlPeerAnswers(lang, docs, qs);
+    for (const [name, ranked] of peers) engines.set(name, scoreKnownItems(set.queries, ranked));
     const kinds = [...new Set(set.queries.map((q) => q.kind))];
     lines.push('');
     lines.push(`Relevance — ${lang} (${set.docs.length} documents, ${set.queries.length} known-item queries), MRR@10 per kind (zero-result rate in brackets)`);
@@ -180,7 +206,12 @@ function reportMl(runs: MlRun[]): { lines: string[]; goals: Array<{ goal: string
     const titles = new Map(set.docs.map((d) => [ML_BASE + d.url, d.title]));
     set.queries.forEach((q, i) => {
       const rank = run.ours[i]!.slice(0, 10).indexOf(ML_BASE + q.url) + 1;
-      if (rank !== 1) missLines.push(`${lang}\t${q.kind}\t${JSON.stringify(q.q)} → want ${q.url} "${(titles.get(ML_BASE + q.url) ?? '').slice(0, 40)}"; ours ${rank || '-'}; got ${run.ours[i]!.slice(0, 3).map((u) => `${u.slice(ML_BASE.length)} "${(titles.get(u) ?? '').slice(0, 30)}"`).join('; ')}`);
+      if (rank === 1) return;
+      // The best peer's rank: a miss a peer ranks higher is a miss to look at first.
+      const peerRanks = [...peers].map(([name, ranked]) => [name, ranked[i]!.slice(0, 10).indexOf(ML_BASE + q.url) + 1] as const);
+      const best = peerRanks.filter(([, r]) => r > 0).sort((a, b) => a[1] - b[1])[0];
+      const beaten = best !== undefined && (rank === 0 || best[1] < rank);
+      missLines.push(`${lang}\t${q.kind}\t${beaten ? 'peer-better' : 'peers-not-better'}\t${JSON.stringify(q.q)} → want ${q.url} "${(titles.get(ML_BASE + q.url) ?? '').slice(0, 40)}"; ours ${rank || '-'}; best peer ${best ? `${best[0]} ${best[1]}` : '-'}; got ${run.ours[i]!.slice(0, 3).map((u) => `${u.slice(ML_BASE.length)} "${(titles.get(u) ?? '').slice(0, 30)}"`).join('; ')}`);
     });
   }
   const outDir = path.join(ROOT, 'bench/out');

@@ -19,7 +19,7 @@
 import { fold, segmentedRuns, words } from '../text/index.js';
 import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
-import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, type Tolerance } from './expand.js';
+import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, stopWordsFor, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
 import { fuse, HYBRID_LEXICAL_KEEP, neighbourBar, segmentSims, type SemanticQuery } from './hybrid.js';
@@ -92,9 +92,10 @@ export interface EngineResult {
  * r.hits[0]?.url; // the best page
  */
 export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: SearchRequest): EngineResult {
-  const parsed = parseQuery(req.query);
+  const languages = snapshotLanguages(snap);
+  const parsed = parseQuery(req.query, stopWordsFor(settings, languages));
   // Expand.
-  const significant = significantWords(parsed, settings, snapshotLanguages(snap));
+  const significant = significantWords(parsed, settings, languages);
   const long = significant.long;
   const tolerance = req.typoTolerance ?? settings.typoTolerance;
   const slots = splitUnmatched(significant.slots, snap, settings, tolerance, req.prefix !== false, long);

@@ -73,8 +73,10 @@ const stopCache = new WeakMap<SearchSettings, Map<string, ReadonlySet<string>>>(
  * The stop words of a query: `search.stopWords` when set; otherwise the lists of the project
  * language and of every language present in the snapshot, plus `search.stopWordAdditions` of
  * those languages. Cached per settings object and language set.
+ *
+ * @example stopWordsFor(settings, ['de']).has('und') // true
  */
-function stopWordsFor(settings: SearchSettings, languages: readonly string[]): ReadonlySet<string> {
+export function stopWordsFor(settings: SearchSettings, languages: readonly string[]): ReadonlySet<string> {
   if (settings.stopWords) return new Set(settings.stopWords);
   let bySet = stopCache.get(settings);
   if (!bySet) stopCache.set(settings, (bySet = new Map()));
@@ -224,13 +226,17 @@ function expand(
   // Same-stem words in each language present: a page's words were stemmed in its own language.
   const languages = snapshotLanguages(snap);
   const english = languages.includes('en') || settings.language === 'en';
+  // A word the index does not hold whose stem is a stop word's (`dese` → `des`) is a
+  // misspelling, not an inflection: a function word is no match for it.
+  const stops = alts.has(w) ? null : stopWordsFor(settings, languages);
   const sameStem = (word: string, kind: Kind, weight: number) => {
+    const keep = (t: string) => (t !== word || kind === 'synonym') && !(stops && kind === 'stem' && stops.has(t));
     const st = english ? stemEn(word) : word;
-    for (const s of segs) for (const t of termsWithStem(s, st)) if (t !== word || kind === 'synonym') add(t, kind, 0, weight);
+    for (const s of segs) for (const t of termsWithStem(s, st)) if (keep(t)) add(t, kind, 0, weight);
     for (const l of languages) {
       if (l === 'en') continue;
       const ls = stemSnowball(word, l);
-      for (const s of segs) for (const t of termsWithLanguageStem(s, l, ls)) if (t !== word || kind === 'synonym') add(t, kind, 0, weight);
+      for (const s of segs) for (const t of termsWithLanguageStem(s, l, ls)) if (keep(t)) add(t, kind, 0, weight);
     }
   };
   sameStem(w, 'stem', KIND_WEIGHT.stem);

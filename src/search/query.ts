@@ -34,13 +34,22 @@ export interface ParsedQuery {
  * anything else is split into words (`e-mail` → `e`, `mail`). The last plain word, when the
  * query does not end with a space or a quote, also matches as a prefix. An unterminated quote
  * runs to the end of the query.
+ *
+ * `-word` right after a plain word in `stopWords` is a word, not an exclusion: a hyphen after a
+ * conjunction continues a shortened compound (German `Datensicherung und -wiederherstellung`,
+ * Dutch `gemeentehuis en -raad`), and nobody excludes a word after `and` or `the`.
+ *
+ * @example parseQuery('table -index').excludes // ['index']
+ * @example parseQuery('Sicherung und -wiederherstellung', new Set(['und'])).excludes // []
  */
-export function parseQuery(raw: string): ParsedQuery {
+export function parseQuery(raw: string, stopWords?: ReadonlySet<string>): ParsedQuery {
   const q: ParsedQuery = { raw, browse: raw.trim() === '*', words: [], phrases: [], excludes: [], excludedPhrases: [] };
   if (q.browse) return q;
   let i = 0;
   const s = raw;
   let lastPlainEnd = -1;
+  // The last word of the previous token when that token was plain (not quoted, not excluded).
+  let prevPlain: QueryWord | null = null;
   while (i < s.length) {
     const c = s[i]!;
     if (/\s/.test(c)) {
@@ -49,9 +58,10 @@ export function parseQuery(raw: string): ParsedQuery {
     }
     let negate = false;
     if (c === '-' && i + 1 < s.length && !/\s/.test(s[i + 1]!)) {
-      negate = true;
+      negate = !(prevPlain && s[i + 1] !== '"' && stopWords?.has(prevPlain.word));
       i++;
     }
+    prevPlain = null;
     if (s[i] === '"') {
       const close = s.indexOf('"', i + 1);
       const body = close === -1 ? s.slice(i + 1) : s.slice(i + 1, close);
@@ -77,7 +87,10 @@ export function parseQuery(raw: string): ParsedQuery {
     else {
       const compound = ws.length > 1 ? ws.join('') : undefined;
       for (const w of ws) q.words.push({ word: w, prefix: false, exactOnly: false, phrase: -1, ...(compound ? { compound } : {}) });
-      if (ws.length) lastPlainEnd = j;
+      if (ws.length) {
+        lastPlainEnd = j;
+        prevPlain = q.words[q.words.length - 1]!;
+      }
     }
     i = j;
   }

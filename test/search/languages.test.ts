@@ -143,3 +143,29 @@ t.test('a CJK query cut in two prefers pages holding it uninterrupted', async (t
   t.same(r.hits.map((h) => h.url.replace('https://s.test/', '')), ['together', 'apart'], 'both match the halves; the uninterrupted one first');
   t.ok(r.hits[1]!.score > r.hits[0]!.score, 'although the other scores higher');
 });
+
+t.test('a hyphen after a stop word continues a shortened compound instead of excluding', async (t) => {
+  const de = (slug: string, title: string, content: string) => makeDoc(`https://s.test/${slug}`, title, content, { language: 'de' });
+  const snap = snapshotOf([[
+    de('sicherung', 'Datensicherung und -wiederherstellung', 'Sicherung und Wiederherstellung der Daten.'),
+    de('nur', 'Datensicherung', 'Wie man Daten sichert.'),
+  ]]);
+  t.teardown(() => snap.cleanup());
+  t.equal(first(snap, 'Datensicherung und -wiederherstellung'), 'sicherung', '"und -wiederherstellung" is a word of the query');
+  t.equal(first(snap, 'Datensicherung und -wied'), 'sicherung', 'and a prefix when typed last');
+  const r = runQuery(snap, settings, req('Datensicherung -wiederherstellung'));
+  t.same(r.hits.map((h) => h.url.replace('https://s.test/', '')), ['nur'], 'after a content word, -word still excludes');
+});
+
+t.test('a misspelled word whose stem is a stop word is not matched by that stop word', async (t) => {
+  const de = (slug: string, title: string, content: string) => makeDoc(`https://s.test/${slug}`, title, content, { language: 'de' });
+  const snap = snapshotOf([[
+    de('diese', 'Was ist diese FAQ?', 'Einleitung.'),
+    de('des', 'Die FAQ des Projekts', 'Die FAQ des Projekts und des Teams.'),
+  ]]);
+  t.teardown(() => snap.cleanup());
+  // `dese` stems to `des` in German: as a stem match it would put every page holding "des"
+  // before the typo match `diese`.
+  t.equal(first(snap, 'Was ist dese FAQ? '), 'diese');
+  t.equal(first(snap, 'des FAQ '), 'des', 'the stop word typed itself still matches');
+});

@@ -27,5 +27,22 @@ t.test('parseQuery table', async (t) => {
     if (want.prefixLast !== undefined) t.equal(p.words[p.words.length - 1]!.prefix, want.prefixLast, `prefix of last word in ${q}`);
   }
   t.ok(parseQuery('"exact words"').words.every((w) => w.exactOnly), 'phrase words are exact only');
+  // A hyphen right after a stop word continues a shortened compound (German, Dutch …).
+  const stops = new Set(['und', 'and']);
+  const hyphen: Array<[string, string[], string[]]> = [
+    ['Datensicherung und -wiederherstellung', ['datensicherung', 'und', 'wiederherstellung'], []],
+    ['Debian-Mentoren und -Sponsoren', ['debian', 'mentoren', 'und', 'sponsoren'], []],
+    ['table -index', ['table'], ['index']],
+    ['table and -"dead tuples"', ['table', 'and'], []],
+    ['"a und" -b', ['a', 'und'], ['b']],
+    ['und -b -c', ['und', 'b'], ['c']],
+  ];
+  for (const [q, w, ex] of hyphen) {
+    const p = parseQuery(q, stops);
+    t.same(p.words.map((x) => x.word), w, `words of ${q}`);
+    t.same(p.excludes, ex, `excludes of ${q}`);
+  }
+  t.same(parseQuery('Datensicherung und -wiederherstellung').excludes, ['wiederherstellung'], 'without stop words: an exclusion');
+  t.equal(parseQuery('und -wied', stops).words[1]!.prefix, true, 'the continued word is a prefix when typed last');
   t.equal(normaliseQuery('  Créate   TABLE!! '), 'create table');
 });
