@@ -17,12 +17,11 @@ import type { CommitChain } from './commit.js';
 import type { StoreContext } from './context.js';
 import type { Generations, SegState } from './generations.js';
 import { selectMerges, type MergePolicyOptions } from './merge-policy.js';
-import type { SegmentDelete } from './segment-format.js';
+import { SEGMENT_FORMAT, type SegmentDelete } from './segment-format.js';
 
 /**
  * Segment count up to which policy merges yield to segment builds that are behind (a bulk
- * import is flowing). A merge re-copies every row and rebuilds FTS5 over every merged document,
- * about half the CPU of building it, and during an import it takes a pool thread the builds
+ * import is flowing). A merge re-copies every row and every postings list, and during an import it takes a pool thread the builds
  * need; deferred, the same merges run once the import stops. Bounded, because every open
  * segment costs each search thread a reader with its own vocabulary and page cache.
  */
@@ -100,9 +99,19 @@ export class Merges {
     return this.chain;
   }
 
-  /** Whether the merge policy would merge something now, or a segment awaits re-embedding (cheap; the merge job asks every tick). */
+  /** Whether the merge policy would merge something now, or a segment awaits conversion or re-embedding (cheap; the merge job asks every tick). */
   due(): boolean {
-    return !this.buildsBehind() && (this.select().length > 0 || this.unembedded() !== null);
+    return !this.buildsBehind() && (this.select().length > 0 || this.outdated() !== null || this.unembedded() !== null);
+  }
+
+  /**
+   * A live segment of an older format than {@link SEGMENT_FORMAT}, or null: rewritten alone by
+   * the merge job (the merge analyses its stored text again, see mergeSegments), so an index
+   * written by an older version reaches the current format without a reindex.
+   */
+  private outdated(): string | null {
+    for (const v of this.stages.generations.current.views) if (v.state.reader.info.format < SEGMENT_FORMAT) return v.state.id;
+    return null;
   }
 
   /** When the last re-embedding failed (ms, performance clock) and why: retried after {@link REEMBED_RETRY_MS}. */
@@ -177,7 +186,7 @@ export class Merges {
   private async mergeNow(full: boolean): Promise<void> {
     if (full) {
       const views = this.stages.generations.current.views;
-      const needed = views.length > 1 || views.some((v) => v.liveRows < v.state.urls.length || v.state.deletes.length > 0);
+      const needed = views.length > 1 || views.some((v) => v.liveRows < v.state.urls.length || v.state.deletes.length > 0 || v.state.reader.info.format < SEGMENT_FORMAT);
       if (needed && !this.ctx.closed) await this.mergeSegments(views.map((v) => v.state.id));
       return;
     }
@@ -187,6 +196,13 @@ export class Merges {
       const selected = this.select()[0];
       if (!selected) break;
       await this.mergeSegments(selected);
+    }
+    // Conversion: a segment at a time; until then its phrases are answered by its FTS5 table.
+    for (let round = 0; round < 100 && !this.ctx.closed; round++) {
+      if (this.buildsBehind()) return;
+      const id = this.outdated();
+      if (!id) break;
+      await this.mergeSegments([id]);
     }
     // Re-embedding: a segment at a time, rewritten alone with the project's vectors. Searches
     // meanwhile use it lexically; a failing embedder leaves it so until the next try.

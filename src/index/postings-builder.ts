@@ -1,14 +1,17 @@
 /**
  * Counting a segment build's postings (build stage, pool worker thread): {@link PostingsBuilder}
  * counts each searchable document's words per field and appends one encoded entry (postings.ts)
- * per term and document to that term's list in a {@link PostingsPool}.
+ * per term and document to that term's list in a {@link PostingsPool}, and one entry of the
+ * term's word positions in that document to its positions list in a second pool.
  *
  * Invariants: documents are counted in id order, one at a time ({@link PostingsBuilder.begin} …
  * {@link PostingsBuilder.end}), so each list is in id order and its deltas are positive;
+ * within a document, positions are given in ascending order;
  * {@link PostingsBuilder.addText} splits text exactly like `words()`.
  */
 import { words, alnumParts } from '../text/index.js';
-import { encodePosting, withCapacity, MAX_POSTING_BYTES } from './postings.js';
+import { encodePosting, encodePositions, withCapacity, MAX_POSTING_BYTES } from './postings.js';
+import { MAX_VARINT_BYTES } from './varint.js';
 import { NFIELDS, hashWord } from './segment-format.js';
 
 /** ASCII code → lower-cased code for letters and digits, 0 for separators. */
@@ -60,6 +63,18 @@ function runWords(run: string): readonly string[] {
 export class PostingsBuilder {
   readonly terms: string[] = [];
   private readonly pool = new PostingsPool();
+  /** Per term, its positions entries (postings.ts), parallel to its postings entries. */
+  private readonly posPool = new PostingsPool();
+  /** Per term, 1 once some document gave it a position (terms without any get no positions row). */
+  private hasPos = new Uint8Array(1024);
+  /** Positions of the current document, in the order given: the touched index of the word and its position. */
+  private posT = new Int32Array(4096);
+  private posV = new Int32Array(4096);
+  private nPos = 0;
+  /** Per touched term, the start of its positions in {@link posSorted} (end() groups them by term). */
+  private posStart = new Int32Array(1024);
+  private posSorted = new Int32Array(4096);
+  private posBytes = new Uint8Array(256);
   /** Per term, REC Int32s: see the R_* offsets. */
   private rec = new Int32Array(1024 * REC);
   /** The characters of every term (UTF-16 code units), each term at its R_OFF, R_LEN. */
@@ -100,6 +115,8 @@ export class PostingsBuilder {
     this.rec[r + R_LEN] = term.length;
     this.charsUsed += term.length;
     this.pool.addList();
+    this.posPool.addList();
+    this.hasPos = withCapacity(this.hasPos, i, i + 1);
     if (this.terms.length * 2 > 1 << this.slotBits) this.rehash();
     else this.place(i, h);
     return i;
@@ -124,17 +141,31 @@ export class PostingsBuilder {
     for (let i = 0; i < this.terms.length; i++) this.place(i, this.rec[i * REC + R_HASH]!);
   }
 
-  /** Counts `term` (folded already) in `field`. */
-  add(field: number, term: string): void {
-    this.count(field, this.termIndex(term, 0, term.length, hashWord(term), false));
+  /** Counts `term` (folded already) in `field`, at word position `pos` of the document (-1: none). */
+  add(field: number, term: string, pos = -1): void {
+    const t = this.count(field, this.termIndex(term, 0, term.length, hashWord(term), false));
+    if (pos >= 0) this.position(t, pos);
+  }
+
+  /** Records position `pos` of the current document's touched term `t`. */
+  private position(t: number, pos: number): void {
+    const n = this.nPos++;
+    if (n === this.posT.length) {
+      this.posT = withCapacity(this.posT, n, n + 1);
+      this.posV = withCapacity(this.posV, n, n + 1);
+    }
+    this.posT[n] = t;
+    this.posV[n] = pos;
   }
 
   /**
    * Tokenizes `text` exactly like `words()` and counts every word in `field`; returns the
-   * number of words. Plain ASCII words (nearly all of them) are hashed from the text and
-   * looked up without allocating; runs holding other letters take the `words()` path.
+   * number of words. With `posBase` ≥ 0 the k-th word gets position `posBase + k` (the
+   * letter/digit parts of mixed words get none). Plain ASCII words (nearly all of them) are
+   * hashed from the text and looked up without allocating; runs holding other letters take the
+   * `words()` path.
    */
-  addText(field: number, text: string): number {
+  addText(field: number, text: string, posBase = -1): number {
     let n = 0;
     const len = text.length;
     let i = 0;
@@ -163,12 +194,13 @@ export class PostingsBuilder {
       }
       if (!plain) {
         for (const w of runWords(text.slice(start, i))) {
-          this.add(field, w);
+          this.add(field, w, posBase >= 0 ? posBase + n : -1);
           n++;
         }
         continue;
       }
-      this.count(field, this.termIndex(text, start, i, h, true));
+      const t = this.count(field, this.termIndex(text, start, i, h, true));
+      if (posBase >= 0) this.position(t, posBase + n);
       n++;
       // Letters and digits mixed (utf8, elma04): their runs are terms too (not counted in length).
       if (kinds === 3) for (const part of alnumParts(text.slice(start, i).toLowerCase())) this.add(field, part);
@@ -201,7 +233,8 @@ export class PostingsBuilder {
     return this.create(fold ? term.toLowerCase() : term, h);
   }
 
-  private count(field: number, i: number): void {
+  /** Counts term `i` in `field` of the current document; returns its touched index. */
+  private count(field: number, i: number): number {
     const r = i * REC;
     let t: number;
     if (this.rec[r + R_SEEN] !== this.doc) {
@@ -217,6 +250,7 @@ export class PostingsBuilder {
     } else t = this.rec[r + R_LOCAL]!;
     const k = t * NFIELDS + field;
     if (this.counts[k]! < 65535) this.counts[k]!++;
+    return t;
   }
 
   /**
@@ -227,16 +261,46 @@ export class PostingsBuilder {
     const sc = this.counts;
     const e = this.entry;
     const rec = this.rec;
+    this.groupPositions();
+    const start = this.posStart;
     for (let t = 0; t < this.nTouched; t++) {
       const i = this.touched[t]!;
       const r = i * REC;
       const n = encodePosting(e, rec[r + R_DF] === 0 ? this.doc : this.doc - rec[r + R_LAST]!, sc, t * NFIELDS);
       this.pool.append(i, e, n);
+      const from = start[t]!;
+      const to = start[t + 1]!;
+      this.posBytes = withCapacity(this.posBytes, 0, (to - from + 1) * MAX_VARINT_BYTES);
+      this.posPool.append(i, this.posBytes, encodePositions(this.posBytes, 0, this.posSorted, from, to));
+      if (to > from) this.hasPos[i] = 1;
       rec[r + R_DF]!++;
       rec[r + R_LAST] = this.doc;
       rec[r + R_LANGS]! |= languageBits;
     }
     this.nTouched = 0;
+    this.nPos = 0;
+  }
+
+  /**
+   * Groups the current document's positions by touched term (a counting sort, stable: each
+   * term's positions stay ascending): term t's are posSorted[posStart[t], posStart[t + 1]).
+   */
+  private groupPositions(): void {
+    const nt = this.nTouched;
+    this.posStart = withCapacity(this.posStart, 0, nt + 1);
+    const start = this.posStart;
+    start.fill(0, 0, nt + 1);
+    for (let k = 0; k < this.nPos; k++) start[this.posT[k]! + 1]!++;
+    for (let t = 0; t < nt; t++) start[t + 1]! += start[t]!;
+    this.posSorted = withCapacity(this.posSorted, 0, this.nPos);
+    // Fill from the back with each term's end as cursor, then the starts are restored.
+    for (let k = this.nPos - 1; k >= 0; k--) {
+      const t = this.posT[k]!;
+      this.posSorted[--start[t + 1]!] = this.posV[k]!;
+    }
+    // start[t + 1] now holds term t's start; shift back to starts and ends.
+    for (let t = 0; t < nt; t++) start[t] = start[t + 1]!;
+    start[nt] = this.nPos;
   }
 
   /**
@@ -245,6 +309,14 @@ export class PostingsBuilder {
    */
   postings(i: number): [Buffer, number] {
     return [this.pool.bytes(i), this.rec[i * REC + R_DF]!];
+  }
+
+  /**
+   * The positions blob of term `i` (postings.ts; a view valid until the next call), or null
+   * when no document gave the term a position (compounds and letter/digit parts only).
+   */
+  positions(i: number): Buffer | null {
+    return this.hasPos[i] ? this.posPool.bytes(i) : null;
   }
 
   /** The language bits of the documents term `i` occurred in (see {@link end}). */

@@ -148,3 +148,134 @@ export function remapPostings(buf: Uint8Array, map: Int32Array, w: ByteWriter, p
   if (run >= 0) w.copy(buf, run, r.pos);
   return { prev, df };
 }
+
+/**
+ * The positions blob of a term (`positions` table, format 4): one entry per entry of the term's
+ * postings blob, in the same order (so it carries no ids): varint(count), then `count` varints,
+ * the first position and then the gap to each next one. Positions number the words of a page
+ * in one sequence — the title's, then each heading's, then the content's (the description has
+ * none) — with one unused position between two of these parts, so that a phrase never runs
+ * from the title into a heading, from one heading into the next, or into the content. Compound
+ * words and the letter/digit parts of mixed words have no position (count 0).
+ *
+ * Written by the build stage ({@link encodePositions}), filtered by the merge stage
+ * ({@link keepPositions}) and read by phrase matching ({@link PositionsCursor}).
+ */
+
+/**
+ * Encodes one entry of a positions blob at `out[at]`: the ascending positions `pos[from, to)`.
+ * Returns the position after it; `out` must hold (to − from + 1) × {@link MAX_VARINT_BYTES}
+ * bytes from `at`.
+ *
+ * @example
+ * const end = encodePositions(scratch, 0, positions, 0, n);
+ */
+export function encodePositions(out: Uint8Array, at: number, pos: Int32Array, from: number, to: number): number {
+  at = putVarint(out, at, to - from);
+  let prev = 0;
+  for (let k = from; k < to; k++) {
+    at = putVarint(out, at, pos[k]! - prev);
+    prev = pos[k]!;
+  }
+  return at;
+}
+
+/**
+ * Appends to `w` the entries of a source's positions blob `pos` whose row survives the merge,
+ * walking the source's postings blob `post` alongside it for the rows' ids (`map[oldId]` ≥ 0:
+ * kept). Entries carry no ids, so kept runs are copied as bytes. Returns how many entries were
+ * kept and whether one of them holds a position. `pos` null: the source has no positions for
+ * this term, and each kept entry is written as count 0.
+ */
+export function keepPositions(pos: Uint8Array | null, post: Uint8Array, map: Int32Array, w: ByteWriter): { kept: number; any: boolean } {
+  const pr = new VarintReader(post);
+  const r = pos ? new VarintReader(pos) : null;
+  let old = 0;
+  let kept = 0;
+  let any = false;
+  let run = -1;
+  while (!pr.done) {
+    old += pr.varint();
+    const mask = pr.byte();
+    for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) pr.skipVarint();
+    const keep = map[old]! >= 0;
+    if (!r) {
+      if (keep) {
+        w.varint(0);
+        kept++;
+      }
+      continue;
+    }
+    const entry = r.pos;
+    const count = r.varint();
+    for (let k = 0; k < count; k++) r.skipVarint();
+    if (keep) {
+      if (run < 0) run = entry;
+      kept++;
+      if (count > 0) any = true;
+    } else if (run >= 0) {
+      w.copy(pos!, run, entry);
+      run = -1;
+    }
+  }
+  if (r && run >= 0) w.copy(pos!, run, r.pos);
+  if (r && !r.done) throw new RangeError('positions blob longer than its postings');
+  return { kept, any };
+}
+
+/**
+ * Reads the entries of one positions blob forward, by the index of their postings entry
+ * (phrase matching visits a term's documents in id order, so each blob is read once).
+ *
+ * @example
+ * const c = new PositionsCursor(blob);
+ * const ps = c.at(3); // positions in the document of postings entry 3 (a view valid until the next call)
+ */
+export class PositionsCursor {
+  private readonly r: VarintReader;
+  /** Index of the entry `r` stands at. */
+  private next = 0;
+  private out = new Int32Array(16);
+
+  constructor(blob: Uint8Array) {
+    this.r = new VarintReader(blob);
+  }
+
+  /** The positions of entry `k`, ascending; `k` never goes back between calls. */
+  at(k: number): Int32Array {
+    const r = this.r;
+    if (k < this.next) throw new RangeError(`positions entry ${k} read after entry ${this.next - 1}`);
+    for (; this.next < k; this.next++) {
+      const count = r.varint();
+      for (let j = 0; j < count; j++) r.skipVarint();
+    }
+    const count = r.varint();
+    this.next++;
+    this.out = withCapacity(this.out, 0, count);
+    let p = 0;
+    for (let j = 0; j < count; j++) this.out[j] = p += r.varint();
+    return this.out.subarray(0, count);
+  }
+}
+
+/**
+ * Whether the word lists `lists[0..n)` (each ascending) hold a run p, p+1, …, p+n−1 with p in
+ * `lists[0]` and p+i in `lists[i]`: a phrase of n words at consecutive positions.
+ */
+export function consecutive(lists: Int32Array[]): boolean {
+  const first = lists[0]!;
+  const ptr = new Int32Array(lists.length);
+  outer: for (let a = 0; a < first.length; a++) {
+    const p = first[a]!;
+    for (let i = 1; i < lists.length; i++) {
+      const l = lists[i]!;
+      let j = ptr[i]!;
+      while (j < l.length && l[j]! < p + i) j++;
+      ptr[i] = j;
+      if (j === l.length) return false;
+      if (l[j] !== p + i) continue outer;
+    }
+    return true;
+  }
+  return false;
+}

@@ -5,25 +5,34 @@
  * by the build stage (segment-write.ts) or the merge stage (segment-merge.ts) and read by
  * {@link SegmentReader} (segment-reader.ts) on the main thread and the search threads.
  *
- * Tables (format 3; format 1 files, which lack `stems` and `meta.languages`, and format 2 files, which lack `vecs`, are still read):
+ * Tables (format 4; older files are still read: format 1 lacks `stems` and `meta.languages`,
+ * format 2 lacks `vecs`, formats 1–3 have an FTS5 table `fts` instead of `positions`):
  * - `meta(key, value)`: `format`, counts, seq range, `created`, `languages` (the languages of
  *   the searchable rows, each a row's `language` or the project default, comma-separated).
  * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
  *   data_points, title, headings, content, image, description, hkeys, body)`: one row per URL,
  *   dense ids 0..n-1. `lengths` = token count of each FIELDS entry; `headings` = the headings
- *   wrapped in boundary markers (for FTS5); `hkeys` = {@link hashWord} of each heading's folded
+ *   wrapped in boundary markers ({@link FTS_BEGIN}); `hkeys` = {@link hashWord} of each heading's folded
  *   words; `body` = the rest of the PageDoc as JSON (title and content live in their columns for
  *   searchable rows).
  * - `deletes(url, seq, at)`: delete markers.
- * - `terms(term, stem, df, postings)`: our inverted index, one row per folded (unstemmed) word
+ * - `terms(term, stem, df, postings, pos)`: our inverted index, one row per folded (unstemmed) word
  *   or compound. `stem` is the English stem when the word occurs in an English document, else
  *   the word. `postings`: see postings.ts. Scoring statistics come from here, summed over live
- *   rows of every segment, so ranking does not depend on how the index is split.
+ *   rows of every segment, so ranking does not depend on how the index is split. `pos`
+ *   (format 4): the id of the term's `positions` row, null when it has none.
  * - `stems(stem, term)`: for languages with a Snowball stemmer other than English, one row per
  *   term and language it occurs in, `stem` = `<language>:<stem>` (`de:paket` → `pakete`), so a
  *   query word finds a page's stemmed forms in that page's language.
- * - `fts` (FTS5, external content over `docs`: title, headings, content; detail=full): built in
- *   C by `rebuild` after the rows are in; answers phrase queries (`"a b"`) and exclusions.
+ * - `positions(id, data)` (format 4): the word positions of a term in each document of its
+ *   postings, entry for entry (postings.ts); a row only for terms that have a position (not
+ *   for compounds and letter/digit parts), ids ascending in term order. Phrase queries and
+ *   excluded phrases match on them. A rowid table rather than keyed by term: its B-tree keeps
+ *   blobs of up to a page inline, where a WITHOUT ROWID table sends every blob over about 2 KB
+ *   to overflow pages, each chain's last page half empty on average.
+ * - `fts` (formats 1–3 only; FTS5, external content over `docs`: title, headings, content;
+ *   detail=full): answered phrase queries; still used for the phrases of such a file until a
+ *   merge rewrites it in the current format.
  *
  * - `vecs(id, v)` (format 3): one embedding per searchable row that has one, `v` a float32
  *   little-endian blob (sqlite-vec's vector format), unit length. `meta.embedder` names the
@@ -31,7 +40,7 @@
  *   embedded; a file without it (format 1, or an embedder that was down) is searched lexically.
  *
  * Invariants: a sealed file is complete and fsync'd and never changes again; a file whose
- * `meta.format` is not {@link SEGMENT_FORMAT} is refused by {@link infoFrom}.
+ * `meta.format` is not one of {@link READABLE_FORMATS} is refused by {@link infoFrom}.
  *
  * Any thread; synchronous file I/O.
  */
@@ -43,9 +52,9 @@ import { fsyncPath } from './files.js';
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
 export const NFIELDS = FIELDS.length;
-export const SEGMENT_FORMAT = 3;
+export const SEGMENT_FORMAT = 4;
 /** Formats {@link infoFrom} accepts: the current one and the older ones still readable. */
-export const READABLE_FORMATS: readonly number[] = [1, 2, 3];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4];
 
 /** An upsert as it goes into a segment. `firstAt` = when the URL was first indexed (ms). */
 export interface SegmentEntry {
@@ -91,9 +100,9 @@ export interface SegmentRow {
 }
 
 /**
- * Markers around each title, keyword and heading in the FTS5 streams, so that a phrase query
- * `"xqzbeg a b xqzend"` means "a heading that is exactly `a b`" and phrases never run from one
- * heading into the next. They are not in `terms`, so they never affect scoring statistics.
+ * Markers around each heading in the stored `headings` column (and, in formats 1–3, in the
+ * FTS5 stream, where they kept phrases from running from one heading into the next). They are
+ * not in `terms`, so they never affect scoring statistics.
  */
 export const FTS_BEGIN = 'xqzbeg';
 export const FTS_END = 'xqzend';
@@ -107,17 +116,15 @@ CREATE TABLE docs(
   data_points TEXT NOT NULL, title TEXT NOT NULL, headings TEXT NOT NULL, content TEXT NOT NULL,
   image TEXT, description TEXT, hkeys BLOB, body TEXT NOT NULL);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
-CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL, pos INTEGER) WITHOUT ROWID;
 CREATE TABLE stems(stem TEXT NOT NULL, term TEXT NOT NULL, PRIMARY KEY(stem, term)) WITHOUT ROWID;
 CREATE TABLE vecs(id INTEGER PRIMARY KEY, v BLOB NOT NULL);
+CREATE TABLE positions(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 `;
 // Built after the bulk inserts: cheaper than maintaining them row by row.
 const POST_SCHEMA = `
 CREATE INDEX docs_url ON docs(url);
 CREATE INDEX terms_stem ON terms(stem);
-CREATE VIRTUAL TABLE fts USING fts5(title, headings, content, content='docs', content_rowid='id', columnsize=0, detail=full,
-  tokenize="unicode61 remove_diacritics 2");
-INSERT INTO fts(fts) VALUES('rebuild');
 `;
 
 /**
@@ -182,7 +189,7 @@ export function insertDeletes(db: Database.Database, deletes: readonly SegmentDe
 }
 
 /**
- * Finishes a segment: indexes, FTS5 build, meta, then close and fsync the file. The caller
+ * Finishes a segment: indexes, meta, then close and fsync the file. The caller
  * renames it into place and fsyncs the directory.
  */
 export function sealFile(
@@ -264,6 +271,11 @@ export function vectorBlob(v: Float32Array): Buffer {
 export function vectorInserter(db: Database.Database): (id: number, v: Float32Array) => void {
   const ins = db.prepare('INSERT INTO vecs(id, v) VALUES (?, ?)');
   return (id, v) => void ins.run(id, vectorBlob(v));
+}
+
+/** Whether an open segment has the `positions` table (format 4 and later; older files answer phrases from FTS5). */
+export function hasPositionsTable(db: Database.Database, schema = 'main'): boolean {
+  return db.prepare(`SELECT 1 FROM ${schema}.sqlite_master WHERE type = 'table' AND name = 'positions'`).get() !== undefined;
 }
 
 /** Whether an open segment has the `vecs` table (format 3 and later). */

@@ -5,10 +5,14 @@
  *
  * Invariants: sources are only read; rows keep their seq, at and firstAt, so the liveness rule
  * (contract.ts) decides between a merged copy and any newer write without coordination; the
- * result holds the same postings bytes a fresh build of the same rows would.
+ * result holds the same postings and positions bytes a fresh build of the same rows would. A
+ * source of an older format (no `positions` table) is converted: the merge then analyses the
+ * stored text of the rows again, as a build would.
  */
 import type Database from 'better-sqlite3';
-import { ByteWriter, remapPostings } from './postings.js';
+import type { PageDoc } from '../core/index.js';
+import { ByteWriter, keepPositions, remapPostings } from './postings.js';
+import { SegmentIndexer } from './segment-write.js';
 import {
   DOC_COLUMNS,
   SCAN_CACHE_KB,
@@ -21,6 +25,7 @@ import {
   type SegmentInfo,
   FTS_BEGIN,
   FTS_END,
+  hasPositionsTable,
   vectorInserter,
 } from './segment-format.js';
 import type { EmbeddableDoc } from '../text/index.js';
@@ -40,7 +45,7 @@ export interface MergeVectors {
 
 const MARKERS_RE = new RegExp(`\\b(?:${FTS_BEGIN}|${FTS_END})\\b`, 'g');
 
-/** A stored row's embeddable fields (headings come back from their FTS5 markers). */
+/** A stored row's embeddable fields (headings come back from their markers). */
 export function storedEmbeddable(r: { title: string; headings: string; content: string; description: string | null }): EmbeddableDoc {
   return { title: r.title, headings: [r.headings.replace(MARKERS_RE, ' ')], content: r.content, description: r.description };
 }
@@ -53,15 +58,19 @@ export interface MergeSource {
 
 /**
  * Merges the live rows of `sources` into a new segment at `path`, without re-analysing any
- * text: stored rows are copied by SQL, postings are filtered and renumbered term by term (a
- * k-way merge over the sources' sorted term tables, so memory stays flat; entries are copied as
- * bytes, see remapPostings), and FTS5 is rebuilt from the copied rows. Rows keep their
- * seq/at/firstAt. Synchronous; runs in a pool worker.
+ * text: stored rows are copied by SQL, postings and positions are filtered and renumbered term
+ * by term (a k-way merge over the sources' sorted term tables, so memory stays flat; entries
+ * are copied as bytes, see remapPostings and keepPositions). Rows keep their seq/at/firstAt.
+ * When a source has an older format (no positions), the postings, positions and stems of the
+ * result are instead built from the copied rows' stored text, like a build (rows whose
+ * language is null count as `defaultLanguage`), and each row's stored token counts follow the
+ * new postings. Synchronous; runs in a pool worker.
  *
  * @example
  * mergeSegments(`${dir}/m1.seg.tmp`, [{ path: a, liveIds: [0, 2] }, { path: b, liveIds: [1] }], []);
  */
-export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[], vectors?: MergeVectors): SegmentInfo {
+export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[], vectors?: MergeVectors, defaultLanguage = 'en'): SegmentInfo {
+  const convert = sources.some((s) => !scanHasPositions(s.path));
   const db = createFile(path);
   let next = 0;
   let embedded = vectors !== undefined;
@@ -96,46 +105,24 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
         maps.push(map);
         const langs = db.prepare("SELECT value FROM src.meta WHERE key = 'languages'").pluck().get() as string | undefined;
         // Format 1 files record no languages: their stems are English.
-        for (const l of (langs ?? 'en').split(',')) if (l) languages.add(l);
+        if (!convert) for (const l of (langs ?? 'en').split(',')) if (l) languages.add(l);
       } finally {
         db.exec('DETACH DATABASE src');
       }
     }
-    const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
-    const readers = sources.map((s) => openForScan(s.path));
-    try {
-      const its = readers.map((r) => (r.prepare('SELECT term, stem, postings FROM terms ORDER BY term').iterate() as IterableIterator<{ term: string; stem: string; postings: Buffer }>));
-      const heads = its.map((it) => it.next());
+    if (convert) {
+      const ix = reindexRows(db, defaultLanguage);
       db.transaction(() => {
         insertDeletes(db, deletes, seqs);
-        // One writer for every term (SQLite copies a bound blob): a fresh writer per term would
-        // grow a new buffer by doubling for each long list, malloc'd and freed sizes of up to a
-        // few MB that glibc then keeps in the pool thread's arena.
-        const w = new ByteWriter();
-        for (;;) {
-          let term: string | null = null;
-          for (const h of heads) if (!h.done && (term === null || h.value.term < term)) term = h.value.term;
-          if (term === null) break;
-          w.reset();
-          let prev = 0;
-          let df = 0;
-          let stem = term;
-          heads.forEach((h, si) => {
-            if (h.done || h.value.term !== term) return;
-            if (h.value.stem !== term) stem = h.value.stem;
-            const r = remapPostings(h.value.postings, maps[si]!, w, prev);
-            prev = r.prev;
-            df += r.df;
-            heads[si] = its[si]!.next();
-          });
-          if (df > 0) insTerm.run(term, stem, df, w.bytes());
-        }
+        ix.writeTerms(db);
       })();
-    } finally {
-      for (const r of readers) r.close();
+      for (const l of ix.languages) languages.add(l);
+    } else {
+      db.transaction(() => insertDeletes(db, deletes, seqs))();
+      mergeTerms(db, sources, maps);
     }
-    // Stem rows of the terms that survived (format 1 sources have none).
-    for (const src of sources) {
+    // Stem rows of the terms that survived (format 1 sources have none; a conversion wrote its own).
+    if (!convert) for (const src of sources) {
       db.prepare('ATTACH DATABASE ? AS src').run(src.path);
       try {
         const has = db.prepare("SELECT 1 FROM src.sqlite_master WHERE name = 'stems'").get();
@@ -149,6 +136,100 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
     throw e;
   }
   return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages, embedded && vectors ? { embedder: vectors.fp } : {});
+}
+
+/** Whether the sealed segment at `path` has word positions (format 4 and later). */
+function scanHasPositions(path: string): boolean {
+  const db = openForScan(path);
+  try {
+    return hasPositionsTable(db);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The k-way merge of the sources' `terms` and `positions` tables into the merged file (ids
+ * renumbered by `maps`, one transaction).
+ */
+function mergeTerms(db: Database.Database, sources: MergeSource[], maps: Int32Array[]): void {
+  const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings,pos) VALUES (?,?,?,?,?)');
+  const insPos = db.prepare('INSERT INTO positions(id,data) VALUES (?,?)');
+  let posId = 0;
+  const readers = sources.map((s) => openForScan(s.path));
+  try {
+    const its = readers.map(
+      (r) =>
+        r.prepare('SELECT t.term, t.stem, t.postings, p.data FROM terms t LEFT JOIN positions p ON p.id = t.pos ORDER BY t.term').iterate() as IterableIterator<{
+          term: string;
+          stem: string;
+          postings: Buffer;
+          data: Buffer | null;
+        }>,
+    );
+    const heads = its.map((it) => it.next());
+    db.transaction(() => {
+      // One writer each for every term (SQLite copies a bound blob): a fresh writer per term
+      // would grow a new buffer by doubling for each long list, malloc'd and freed sizes of up
+      // to a few MB that glibc then keeps in the pool thread's arena.
+      const w = new ByteWriter();
+      const pw = new ByteWriter();
+      for (;;) {
+        let term: string | null = null;
+        for (const h of heads) if (!h.done && (term === null || h.value.term < term)) term = h.value.term;
+        if (term === null) break;
+        w.reset();
+        pw.reset();
+        let prev = 0;
+        let df = 0;
+        let anyPos = false;
+        let stem = term;
+        heads.forEach((h, si) => {
+          if (h.done || h.value.term !== term) return;
+          if (h.value.stem !== term) stem = h.value.stem;
+          const r = remapPostings(h.value.postings, maps[si]!, w, prev);
+          prev = r.prev;
+          df += r.df;
+          const k = keepPositions(h.value.data, h.value.postings, maps[si]!, pw);
+          if (k.kept !== r.df) throw new Error(`merge: positions of "${term}" do not match its postings`);
+          anyPos ||= k.any;
+          heads[si] = its[si]!.next();
+        });
+        if (df === 0) continue;
+        if (anyPos) insPos.run(++posId, pw.bytes());
+        insTerm.run(term, stem, df, w.bytes(), anyPos ? posId : null);
+      }
+    })();
+  } finally {
+    for (const r of readers) r.close();
+  }
+}
+
+/**
+ * Analyses the searchable rows already copied into the merged file again, as a build would
+ * (a source of an older format has no positions to copy), and brings each row's stored token
+ * counts in line with the new postings. Returns the indexer holding the terms to write.
+ */
+function reindexRows(db: Database.Database, defaultLanguage: string): SegmentIndexer {
+  const ix = new SegmentIndexer();
+  const changed: Array<[string, number]> = [];
+  const it = db.prepare('SELECT id, title, content, body, lengths FROM main.docs WHERE status = 200 ORDER BY id').raw().iterate() as IterableIterator<
+    [number, string, string, string, string]
+  >;
+  for (const [id, title, content, body, lengths] of it) {
+    const d = JSON.parse(body) as PageDoc;
+    d.title = title;
+    d.content = content;
+    const l = JSON.stringify(ix.add(id, d, d.language ?? defaultLanguage));
+    if (l !== lengths) changed.push([l, id]);
+  }
+  if (changed.length > 0) {
+    const upd = db.prepare('UPDATE main.docs SET lengths = ? WHERE id = ?');
+    db.transaction(() => {
+      for (const [l, id] of changed) upd.run(l, id);
+    })();
+  }
+  return ix;
 }
 
 /** The vectors of the rows just copied from the attached source `si` (see {@link MergeVectors}); false when they could not all be had. */

@@ -13,8 +13,8 @@ import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../core/index.js';
 import { words } from '../text/index.js';
 import { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, type ClockEntry } from './budgets.js';
-import { decodePostings, type Postings } from './postings.js';
-import { NFIELDS, SCAN_CACHE_KB, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
+import { consecutive, decodePostings, PositionsCursor, type Postings } from './postings.js';
+import { NFIELDS, SCAN_CACHE_KB, hasPositionsTable, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
 export interface DocValues {
@@ -106,7 +106,9 @@ export class SegmentReader {
   private readonly stmtBody: Database.Statement;
   private readonly stmtCard: Database.Statement;
   private readonly stmtCardNoContent: Database.Statement;
-  private readonly stmtPhrase: Database.Statement;
+  /** Word positions of a term (format 4), or, in older files, an FTS5 phrase query. */
+  private readonly stmtPositions: Database.Statement | null;
+  private readonly stmtPhrase: Database.Statement | null;
   private readonly stmtUrl: Database.Statement;
   private readonly stmtHkeys: Database.Statement;
   private readonly stmtTitle: Database.Statement;
@@ -138,7 +140,9 @@ export class SegmentReader {
     this.stmtCardNoContent = db.prepare(
       "SELECT url, title, '' AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?",
     );
-    this.stmtPhrase = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
+    const positions = hasPositionsTable(db);
+    this.stmtPositions = positions ? db.prepare('SELECT p.data FROM terms t JOIN positions p ON p.id = t.pos WHERE t.term = ?').pluck() : null;
+    this.stmtPhrase = positions ? null : db.prepare('SELECT rowid FROM fts WHERE fts MATCH ?').pluck();
     this.stmtUrl = db.prepare('SELECT id FROM docs WHERE url = ?').pluck();
     this.stmtHkeys = db.prepare('SELECT hkeys FROM docs WHERE id = ?').pluck();
     this.stmtTitle = db.prepare('SELECT title FROM docs WHERE id = ?').pluck();
@@ -392,19 +396,54 @@ export class SegmentReader {
     return v === undefined ? null : v;
   }
 
-  /** Row ids matching an FTS5 query (phrases: `"a b"`; callers quote every word). */
-  ftsMatch(query: string): Set<number> {
-    return new Set(this.stmtPhrase.all(query) as number[]);
-  }
-
-  /** The subset of `ids` matching an FTS5 query. */
-  ftsMatchAmong(query: string, ids: Set<number>): Set<number> {
+  /**
+   * Row ids (any status, dead ones included) holding the folded words `phrase` at consecutive
+   * positions within the title, within one heading or within the content. Format 4 matches on
+   * the segment's positions; older files ask their FTS5 table.
+   *
+   * @example
+   * reader.phraseRows(['create', 'table']) // Set { 3, 17 }
+   */
+  phraseRows(phrase: readonly string[]): Set<number> {
     const out = new Set<number>();
-    if (ids.size === 0) return out;
-    // FTS5 plans `rowid IN (...)` as a scan; evaluating the phrase alone and intersecting here
-    // is much faster for the short phrase queries used by re-ranking.
-    for (const id of this.stmtPhrase.iterate(query) as IterableIterator<number>) if (ids.has(id)) out.add(id);
-    return out;
+    if (phrase.length === 0) return out;
+    if (this.stmtPhrase) {
+      for (const id of this.stmtPhrase.iterate('"' + phrase.join(' ') + '"') as IterableIterator<number>) out.add(id);
+      return out;
+    }
+    const lists: Postings[] = [];
+    const cursors: PositionsCursor[] = [];
+    for (const w of phrase) {
+      const p = this.postings(w);
+      const blob = p ? (this.stmtPositions!.get(w) as Buffer | undefined) : undefined;
+      if (!p || !blob) return out;
+      lists.push(p);
+      cursors.push(new PositionsCursor(blob));
+    }
+    // Leapfrog over the id lists; the positions of the rows holding every word are compared.
+    const at = new Int32Array(lists.length);
+    const ps: Int32Array[] = new Array<Int32Array>(lists.length);
+    for (;;) {
+      let target = -1;
+      for (let i = 0; i < lists.length; i++) {
+        if (at[i]! >= lists[i]!.ids.length) return out;
+        target = Math.max(target, lists[i]!.ids[at[i]!]!);
+      }
+      let all = true;
+      for (let i = 0; i < lists.length; i++) {
+        const ids = lists[i]!.ids;
+        let k = at[i]!;
+        while (k < ids.length && ids[k]! < target) k++;
+        at[i] = k;
+        if (k === ids.length) return out;
+        if (ids[k] !== target) all = false;
+      }
+      if (!all) continue;
+      // Each cursor's view is overwritten by its next read, so the lists are copied.
+      for (let i = 0; i < lists.length; i++) ps[i] = cursors[i]!.at(at[i]!).slice();
+      if (consecutive(ps)) out.add(target);
+      for (let i = 0; i < lists.length; i++) at[i]!++;
+    }
   }
 
   /**

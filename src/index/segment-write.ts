@@ -7,6 +7,7 @@
  * rows are analysed and counted (other rows keep their text in `body` only); the file is sealed
  * (fsync'd) before {@link writeSegment} returns and is never written again.
  */
+import type Database from 'better-sqlite3';
 import type { PageDoc } from '../core/index.js';
 import { words, urlWords, stemEn, stemSnowball, hasStemmer, urlCompounds, analyzeText } from '../text/index.js';
 import { PostingsBuilder } from './postings-builder.js';
@@ -63,9 +64,106 @@ function headingKeysBlob(headings: string[]): Buffer {
   return Buffer.from(keys.buffer);
 }
 
-/** The headings as the FTS5 `headings` column holds them: each between {@link FTS_BEGIN} and {@link FTS_END}. */
+/** The headings as the `headings` column holds them: each between {@link FTS_BEGIN} and {@link FTS_END}. */
 function markedHeadings(headings: string[]): string {
   return headings.map((h) => `${FTS_BEGIN} ${h} ${FTS_END}`).join(' ');
+}
+
+/**
+ * The word position of each heading word (in the order of `analyzeText(headings joined)`):
+ * the headings follow each other from `base` on, one unused position between two, so that a
+ * phrase never runs from one heading into the next. `count` is the number of heading words.
+ * Returns the first position after the headings.
+ */
+function headingPositions(headings: string[], count: number, base: number, out: number[]): number {
+  out.length = 0;
+  if (headings.length > 1) {
+    const per = headings.map((h) => words(h).length);
+    if (per.reduce((a, b) => a + b, 0) === count) {
+      for (const n of per) {
+        for (let k = 0; k < n; k++) out.push(base + k);
+        base += n + 1;
+      }
+      return base;
+    }
+  }
+  // One heading (or a split that does not add up): consecutive positions.
+  for (let k = 0; k < count; k++) out.push(base + k);
+  return base + count + 1;
+}
+
+/**
+ * Analyses the searchable documents of one segment into its postings, word positions and stem
+ * rows (the build, and a merge that converts a segment of an older format): the analysis of
+ * {@link writeSegment}, documents given in id order.
+ */
+export class SegmentIndexer {
+  readonly pb = new PostingsBuilder();
+  /** Languages of the searchable rows. */
+  readonly languages = new Set<string>();
+  /** The Snowball languages (not English) that got a language bit, bit k + 1 for stemmed[k]. */
+  private readonly stemmed: string[] = [];
+  private readonly headingPos: number[] = [];
+
+  /** The first 31 Snowball languages get a bit for stems; English is bit 0. */
+  private bitOf(lang: string): number {
+    if (lang === 'en') return 1;
+    if (!hasStemmer(lang)) return 0;
+    let k = this.stemmed.indexOf(lang);
+    if (k < 0 && this.stemmed.length < 30) k = this.stemmed.push(lang) - 1;
+    return k < 0 ? 0 : 1 << (k + 1);
+  }
+
+  /**
+   * Counts the words of searchable row `id` (language `lang`: its own or the project default)
+   * and returns its token count per field.
+   */
+  add(id: number, d: PageDoc, lang: string): number[] {
+    const pb = this.pb;
+    const { words: fw, compounds: fc } = analyzeShortFields(d);
+    pb.begin(id);
+    const lengths = [...fw.map((w) => w.length), 0];
+    // Word positions for phrases: title, headings, content (FTS5's columns before format 4).
+    const title = fw[0]!;
+    for (let k = 0; k < title.length; k++) pb.add(0, title[k]!, k);
+    for (const w of fc[0]!) pb.add(0, w);
+    for (const w of fw[1]!) pb.add(1, w);
+    for (const w of fc[1]!) pb.add(1, w);
+    const hp = this.headingPos;
+    const contentBase = headingPositions(d.headings, fw[2]!.length, title.length + 1, hp);
+    fw[2]!.forEach((w, k) => pb.add(2, w, hp[k]!));
+    for (const w of fc[2]!) pb.add(2, w);
+    for (const w of fw[3]!) pb.add(3, w);
+    for (const w of fc[3]!) pb.add(3, w);
+    // Content, the bulk of the text, is counted straight from the string; the description
+    // counts as content but has no positions (phrases match title, headings and content).
+    let n = d.description ? pb.addText(NFIELDS - 1, d.description) : 0;
+    n += pb.addText(NFIELDS - 1, d.content, contentBase);
+    lengths[NFIELDS - 1] = n;
+    this.languages.add(lang);
+    pb.end(this.bitOf(lang));
+    return lengths;
+  }
+
+  /** Inserts the `terms`, `positions` and `stems` rows (inside the caller's transaction), terms in order. */
+  writeTerms(db: Database.Database): void {
+    const pb = this.pb;
+    const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings,pos) VALUES (?,?,?,?,?)');
+    const insPos = db.prepare('INSERT INTO positions(id,data) VALUES (?,?)');
+    let posId = 0;
+    const insStem = db.prepare('INSERT INTO stems(stem,term) VALUES (?,?)');
+    const stemmed = this.stemmed;
+    const order = pb.terms.map((_, i) => i).sort((x, y) => (pb.terms[x]! < pb.terms[y]! ? -1 : 1));
+    for (const i of order) {
+      const term = pb.terms[i]!;
+      const [blob, df] = pb.postings(i);
+      const bits = pb.languageBits(i);
+      const pos = pb.positions(i);
+      if (pos) insPos.run(++posId, pos);
+      insTerm.run(term, bits & 1 ? stemEn(term) : term, df, blob, pos ? posId : null);
+      for (let k = 0; k < stemmed.length; k++) if (bits & (1 << (k + 1))) insStem.run(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`, term);
+    }
+  }
 }
 
 /**
@@ -80,20 +178,10 @@ function markedHeadings(headings: string[]): string {
  */
 export function writeSegment(path: string, entries: Iterable<SegmentEntry>, deletes: SegmentDelete[], opts: WriteOptions): SegmentInfo {
   const db = createFile(path);
-  const pb = new PostingsBuilder();
+  const ix = new SegmentIndexer();
   let docCount = 0;
   let searchable = 0;
   const seqs = new SeqRange();
-  // Languages of the searchable rows; the first 31 Snowball languages get a bit for stems.
-  const languages = new Set<string>();
-  const stemmed: string[] = [];
-  const bitOf = (lang: string): number => {
-    if (lang === 'en') return 1;
-    if (!hasStemmer(lang)) return 0;
-    let k = stemmed.indexOf(lang);
-    if (k < 0 && stemmed.length < 30) k = stemmed.push(lang) - 1;
-    return k < 0 ? 0 : 1 << (k + 1);
-  };
   try {
     const insVec = opts.embed ? vectorInserter(db) : null;
     const insDoc = db.prepare(`INSERT INTO docs(${DOC_COLUMNS}) VALUES (${DOC_COLUMNS.split(',').map(() => '?').join(',')})`);
@@ -103,23 +191,11 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
         const id = docCount++;
         const d = e.doc;
         seqs.add(e.seq);
-        const lang = d.language ?? opts.defaultLanguage;
-        let lengths = [0, 0, 0, 0, 0];
         const ok = d.status === 200;
+        let lengths = [0, 0, 0, 0, 0];
         if (ok) {
           searchable++;
-          const { words: fw, compounds: fc } = analyzeShortFields(d);
-          pb.begin(id);
-          lengths = [...fw.map((w) => w.length), 0];
-          for (let f = 0; f < NFIELDS - 1; f++) {
-            for (const w of fw[f]!) pb.add(f, w);
-            for (const w of fc[f]!) pb.add(f, w);
-          }
-          // Content, the bulk of the text, is counted straight from the string.
-          const content = d.description ? d.description + ' \u2029 ' + d.content : d.content;
-          lengths[NFIELDS - 1] = pb.addText(NFIELDS - 1, content);
-          languages.add(lang);
-          pb.end(bitOf(lang));
+          lengths = ix.add(id, d, d.language ?? opts.defaultLanguage);
         }
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
@@ -134,21 +210,12 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
         }
       }
       insertDeletes(db, deletes, seqs);
-      const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings) VALUES (?,?,?,?)');
-      const insStem = db.prepare('INSERT INTO stems(stem,term) VALUES (?,?)');
-      const order = pb.terms.map((_, i) => i).sort((x, y) => (pb.terms[x]! < pb.terms[y]! ? -1 : 1));
-      for (const i of order) {
-        const term = pb.terms[i]!;
-        const [blob, df] = pb.postings(i);
-        const bits = pb.languageBits(i);
-        insTerm.run(term, bits & 1 ? stemEn(term) : term, df, blob);
-        for (let k = 0; k < stemmed.length; k++) if (bits & (1 << (k + 1))) insStem.run(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`, term);
-      }
+      ix.writeTerms(db);
     })();
   } catch (e) {
     db.close();
     throw e;
   }
   const meta: Record<string, string> = opts.embed && opts.embedder ? { embedder: opts.embedder } : {};
-  return sealFile(db, path, { docCount, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages, meta);
+  return sealFile(db, path, { docCount, searchableCount: searchable, deleteCount: deletes.length }, seqs, ix.languages, meta);
 }

@@ -182,7 +182,7 @@ export async function runMergeSegments(t: MergeSegmentsTask): Promise<SegmentInf
     }
   }
   if (t.requireVectors && vectors && !vectors.embed && !vectors.given) throw new Error('the built-in word vectors cannot be read');
-  const info = mergeSegments(t.path, t.sources, t.deletes, vectors);
+  const info = mergeSegments(t.path, t.sources, t.deletes, vectors, t.defaultLanguage);
   if (t.pauseIn === 'merge') stallForever('merge');
   return info;
 }

@@ -399,9 +399,9 @@ export function forEachMatch(maps: SlotHits[], idfs: number[], orMode: boolean, 
   }
 }
 
-/** Rows of `seg` holding each of `phrases` (FTS5 phrase queries). */
+/** Rows of `seg` holding each of `phrases` (its words at consecutive positions in one field, see SegmentReader.phraseRows). */
 export function phraseSets(seg: LiveSegment, phrases: string[][]): Array<Set<number>> {
-  return phrases.map((ph) => seg.reader.ftsMatch('"' + ph.join(' ') + '"'));
+  return phrases.map((ph) => seg.reader.phraseRows(ph));
 }
 
 /**

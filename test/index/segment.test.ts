@@ -53,10 +53,15 @@ t.test('writes and reads back rows, deletes, postings and phrases', async (t) =>
   t.same(r.termsWithStem('naiv'), []);
   t.ok(r.hasTerm('naive'), 'diacritics are folded');
   t.same(r.termsWithPrefix('cr', 10), ['create', 'created', 'creating', 'creme']);
-  t.same([...r.ftsMatch('"create" "table"')], [0]);
-  t.same([...r.ftsMatch('"rows" "tables"')], [0]);
-  t.same([...r.ftsMatch('content:"tables are created"')], [0]);
-  t.same([...r.ftsMatch('"tables created"')], []);
+  t.same([...r.phraseRows(['create', 'table'])], [0]);
+  t.same([...r.phraseRows(['rows', 'tables'])], [0], 'a phrase runs across punctuation');
+  t.same([...r.phraseRows(['tables', 'are', 'created'])], [0]);
+  t.same([...r.phraseRows(['tables', 'created'])], []);
+  t.same([...r.phraseRows(['creating', 'tables'])], [0], 'in the title');
+  t.same([...r.phraseRows(['tables', 'a'])], [], 'never from the title into the content');
+  t.same([...r.phraseRows(['cafe', 'creme'])], [2], 'folded words');
+  t.same([...r.phraseRows(['ddl', 'creating'])], [], 'keywords have no positions');
+  t.same([...r.phraseRows(['table', 'nothing'])], []);
   const dv = r.docValues();
   t.equal(dv.urls[2], 'https://x.test/café');
   t.equal(dv.status[1], 404);
@@ -143,8 +148,11 @@ t.test('a merge equals a fresh build of the same live rows', async (t) => {
     t.same(rm.termsWithStem(term).sort(), rf.termsWithStem(term).sort(), `stem of ${term}`);
   }
   for (let id = 0; id < info.docCount; id++) t.same(rm.entry(id), rf.entry(id), `entry ${id}`);
-  t.same([...rm.ftsMatch('headings : ("xqzbeg" + "heading" + "41" + "xqzend")')], [...rf.ftsMatch('headings : ("xqzbeg" + "heading" + "41" + "xqzend")')]);
-  t.equal(rm.ftsMatch('"about tables"').size, info.searchableCount);
+  t.same([...rm.phraseRows(['heading', '42'])], [...rf.phraseRows(['heading', '42'])]);
+  t.equal(rm.phraseRows(['heading', '42']).size, 1);
+  t.equal(rm.phraseRows(['heading', '41']).size, 0, 'a dead row is not merged');
+  t.equal(rm.phraseRows(['about', 'tables']).size, info.searchableCount);
+  t.same([...rm.phraseRows(['pg', 'proc'])], [...rf.phraseRows(['pg', 'proc'])]);
 });
 
 t.test('merged postings are byte for byte those of a fresh build (sources with and without dead rows)', async (t) => {
@@ -169,13 +177,16 @@ t.test('merged postings are byte for byte those of a fresh build (sources with a
   const read = (p: string) => {
     const db = new Database(p, { readonly: true });
     try {
-      return db.prepare('SELECT term, stem, df, hex(postings) AS p FROM terms ORDER BY term').all();
+      return [
+        db.prepare('SELECT term, stem, df, hex(postings) AS p, pos FROM terms ORDER BY term').all(),
+        db.prepare('SELECT t.term, hex(p.data) AS p FROM terms t JOIN positions p ON p.id = t.pos ORDER BY t.term').all(),
+      ];
     } finally {
       db.close();
     }
   };
   const m = read(merged);
-  t.ok(m.length > 5);
+  t.ok(m[0]!.length > 5 && m[1]!.length > 5);
   t.same(m, read(fresh));
 });
 
