@@ -15,9 +15,9 @@
  * pool and handed back with {@link WordMatches.release}.
  */
 import type { IndexSnapshot, LiveSegment, Postings } from '../index/index.js';
-import { stem as stemWord } from '../text/index.js';
+import { isSegmentedScript, stem as stemWord } from '../text/index.js';
 import { termsWithStem, type Alternative } from './expand.js';
-import type { ParsedQuery } from './query.js';
+import type { ParsedQuery, QueryWord } from './query.js';
 import { idf, impactsFor, postingScorer, type Scoring } from './score.js';
 
 /**
@@ -282,6 +282,43 @@ function matchSegment(seg: LiveSegment, alternatives: Alternative[][], lists: Ar
 }
 
 /**
+ * The alternatives of each query word with the word's own form (its `exact` alternative)
+ * weighted by how much rarer it is than the word's alternatives together: the idf of the exact
+ * form over the idf of their union ({@link WordMatches.idfs}). A page holding the form as typed
+ * then scores as if that form alone were the query word, while stems and typos keep the union's
+ * idf (a rare variant still does not outrank the word). In languages with rich inflection
+ * (German `pakets`, French `téléchargé`) the typed form is what tells pages apart.
+ *
+ * Not for a word read as a prefix (a visitor still typing: `desc` of `SET DESC` is a rare word
+ * of its own, and the completions are what is meant) nor for words of scripts segmented by
+ * dictionary (a query word there is often a piece of a page's word). Lists without an exact
+ * alternative, or where it is as common as the union, are returned as they are (`words` is
+ * aligned with `alternatives`; `postingsOf` gives a term's postings per segment).
+ *
+ */
+function withExactIdf(
+  snap: IndexSnapshot, alternatives: Alternative[][], words: QueryWord[], N: number, postingsOf: (term: string) => Array<Postings | null>,
+): Alternative[][] {
+  return alternatives.map((alts, wi) => {
+    const ei = alts.findIndex((a) => a.kind === 'exact');
+    const w = words[wi]!;
+    if (ei < 0 || alts.length < 2 || w.prefix || isSegmentedScript(w.word)) return alts;
+    let dfExact = 0;
+    let dfAll = 0;
+    const perAlt = alts.map((a) => postingsOf(a.term));
+    snap.segments.forEach((seg, si) => {
+      const lists = perAlt.map((p) => p[si] ?? null);
+      dfExact += liveUnion([lists[ei]!], seg.dead);
+      dfAll += slotDf(seg, alts, lists);
+    });
+    if (dfExact === 0 || dfExact >= dfAll) return alts;
+    const factor = idf(N, dfExact) / idf(N, dfAll);
+    if (!(factor > 1) || !Number.isFinite(factor)) return alts;
+    return alts.map((a, i) => (i === ei ? { ...a, weight: a.weight * factor } : a));
+  });
+}
+
+/**
  * The matches of every query word in every segment of a snapshot, for one query. Starts lazy
  * when asked (AND queries of several words); {@link scoreAllInFull} switches to full walks.
  */
@@ -292,13 +329,21 @@ export class WordMatches {
   /** Each alternative's postings per segment, looked up once per query. */
   private readonly postingsCache = new Map<string, Array<Postings | null>>();
 
+  private readonly alternatives: Alternative[][];
+
+  /**
+   * `words` (aligned with `alternatives`): the query words, whose typed forms then count with
+   * their own idf ({@link withExactIdf}); without them every alternative counts with the word's.
+   */
   constructor(
     private readonly snap: IndexSnapshot,
-    private readonly alternatives: Alternative[][],
+    alternatives: Alternative[][],
     private readonly scoring: Scoring,
     lazy: boolean,
+    words?: QueryWord[],
   ) {
     this.lazy = lazy;
+    this.alternatives = words ? withExactIdf(snap, alternatives, words, scoring.N, (t) => this.postingsOf(t)) : alternatives;
     this.maps = this.build(lazy);
   }
 

@@ -169,3 +169,19 @@ t.test('a misspelled word whose stem is a stop word is not matched by that stop 
   t.equal(first(snap, 'Was ist dese FAQ? '), 'diese');
   t.equal(first(snap, 'des FAQ '), 'des', 'the stop word typed itself still matches');
 });
+
+t.test('a word typed in a rarer inflected form ranks pages holding that form first', async (t) => {
+  const de = (slug: string, title: string, content: string) => makeDoc(`https://s.test/${slug}`, title, content, { language: 'de' });
+  const fillers = Array.from({ length: 8 }, (_, i) => de(`f${i}`, `Seite ${i}`, `Ein Paket und noch ein Paket, Nummer ${i}.`));
+  const form = de('form', 'Hinweise', 'Die Anleitung des Pakets steht im Archiv, mit allen weiteren Hinweisen zur Installation.');
+  const stem = de('stem', 'Hinweise', 'Paket, Paket und Paket: die Anleitung.');
+  const snap = snapshotOf([[...fillers, form, stem]]);
+  const many = snapshotOf([fillers.slice(0, 5), [...fillers.slice(5), form], [stem]]);
+  t.teardown(() => (snap.cleanup(), many.cleanup()));
+  // Trailing space: no prefix reading of the last word.
+  t.equal(first(snap, 'pakets anleitung '), 'form', 'the form as typed (rare) outweighs more of its common stem');
+  t.equal(first(snap, 'paket anleitung '), 'stem', 'typed in its common form, the stem page keeps its lead');
+  const a = runQuery(snap, settings, req('pakets anleitung '));
+  const b = runQuery(many, settings, req('pakets anleitung '));
+  t.same(b.hits.map((h) => [h.url, h.score.toFixed(9)]), a.hits.map((h) => [h.url, h.score.toFixed(9)]), 'the same however the index is split');
+});
