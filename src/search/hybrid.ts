@@ -4,12 +4,26 @@
  * threshold, and the fusion of the lexical and vector rankings.
  *
  * Fusion is normalised score blending (a convex combination): each lexical hit's BM25F score
- * divided by the best lexical score, each row's similarity rescaled so that the threshold is 0
- * and the best neighbour 1, blended as `(1 − ratio) · lexical + ratio · vector`. Blending keeps
- * the size of a lead: an exact title match far ahead lexically stays ahead unless the ratio is
- * high, where reciprocal rank fusion would turn a large lead and a narrow one into the same rank
- * step (known-item queries lost most under RRF in our measurements, docs/SEARCH.md). Both
- * normalisations use snapshot-wide maxima, so the order does not depend on segmentation.
+ * divided by the best lexical score, each row's similarity measured on a fixed scale from the
+ * threshold (0) to identity (1), blended as `(1 − r) · lexical + r · vector`. Blending keeps the
+ * size of a lead: an exact title match far ahead lexically stays ahead unless the ratio is high,
+ * where reciprocal rank fusion would turn a large lead and a narrow one into the same rank step
+ * (known-item queries lost most under RRF in our measurements, docs/SEARCH.md). Three rules keep
+ * the vector side from overturning what the query's words decide (docs/SEARCH.md, "Semantic and
+ * hybrid search"):
+ * - The vector scale is fixed, not stretched to the best neighbour: the pages related to a query
+ *   sit a few hundredths apart in similarity (averaged word vectors), and a difference of 0.01
+ *   stays worth 0.01 / (1 − threshold) instead of becoming most of a unit that flips a lexical
+ *   near-tie.
+ * - `r` is the requested ratio times the fourth power of the query's coverage (the share of its
+ *   significant words the embedder knows, {@link SemanticQuery.coverage}): a vector that
+ *   leaves out a misspelt word or an identifier describes another question, and those are the
+ *   words lexical matching decides best.
+ * - A neighbour (found only by its vector) takes the worst typo tier of the lexical hits: it
+ *   matched none of the query's words, so it never ranks ahead of a page in a better tier (one
+ *   that matched them with fewer typos) and competes by score only within the last tier.
+ * Nothing here depends on snapshot-wide maxima other than the best lexical score, which is the
+ * same however the index is split, so the order does not depend on segmentation.
  *
  * Search thread; pure over the pinned snapshot and the query vector.
  */
@@ -26,6 +40,22 @@ export interface SemanticQuery {
   threshold: number;
   /** Unit query vector, or null (no known word, or the embedder failed: lexical only). */
   vector: Float32Array | null;
+  /**
+   * Share (0–1) of the query's significant words that `vector` represents (the built-in
+   * embedder skips words its table lacks); absent: 1 (an HTTP embedder reads every word).
+   */
+  coverage?: number;
+}
+
+/**
+ * The weight of the vector side in fusion: the requested ratio times coverage⁴. One unknown
+ * word in two leaves 1/16 of the ratio, one in four about a third, one in ten two thirds.
+ *
+ * @example effectiveRatio({ ratio: 0.25, fp, threshold: 0.55, vector, coverage: 0.5 }) // 0.015625
+ */
+export function effectiveRatio(q: SemanticQuery): number {
+  const c = Math.min(1, Math.max(0, q.coverage ?? 1));
+  return q.ratio * c * c * c * c;
 }
 
 /**
@@ -112,8 +142,9 @@ export function neighbourBar(sims: ReadonlyArray<Float32Array | null>, marks: re
 /**
  * Blends the two lists' scores in place (see the module comment) and returns them as one list:
  * `lexical` (hits of the query's words, scores BM25F × boost) and `neighbours` (rows found only
- * by their vector). Neighbours take the typo tier of the best lexical hit, so a query matched
- * only through typos does not push its vector neighbours behind every typo match.
+ * by their vector). Neighbours take the worst typo tier of the lexical hits (0 when there are
+ * none): a pure neighbour never ranks ahead of a lexical hit with fewer typos, and a query matched
+ * only through typos does not push its neighbours behind every typo match either.
  */
 export function fuse(lexical: Hit[], neighbours: Hit[], sims: Map<LiveSegment, Float32Array | null>, q: SemanticQuery): Hit[] {
   const simOf = (h: Hit): number => {
@@ -121,27 +152,19 @@ export function fuse(lexical: Hit[], neighbours: Hit[], sims: Map<LiveSegment, F
     return s === undefined || s !== s ? -1 : s;
   };
   let lexMax = 0;
-  let simMax = -1;
-  let minTypos = Infinity;
+  let maxTypos = 0;
   for (const h of lexical) {
     if (h.score > lexMax) lexMax = h.score;
-    if (h.typos < minTypos) minTypos = h.typos;
-    const s = simOf(h);
-    if (s > simMax) simMax = s;
-  }
-  for (const h of neighbours) {
-    const s = simOf(h);
-    if (s > simMax) simMax = s;
+    if (h.typos > maxTypos) maxTypos = h.typos;
   }
   const t = q.threshold;
-  const span = simMax - t;
-  const vec = (s: number): number => (span > 0 && s >= t ? (s - t) / span : 0);
-  const r = q.ratio;
+  const span = 1 - t;
+  const vec = (s: number): number => (span > 0 && s >= t ? Math.min(1, (s - t) / span) : 0);
+  const r = effectiveRatio(q);
   for (const h of lexical) h.score = (1 - r) * (lexMax > 0 ? h.score / lexMax : 0) + r * vec(simOf(h));
-  const tier = minTypos === Infinity ? 0 : minTypos;
   for (const h of neighbours) {
     h.score = r * vec(simOf(h));
-    h.typos = tier;
+    h.typos = maxTypos;
   }
   return lexical.concat(neighbours);
 }

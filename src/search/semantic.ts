@@ -6,7 +6,7 @@
  * network.
  */
 import type { EmbedderSpec, SemanticSettings } from '../core/index.js';
-import { BUILTIN_THRESHOLD, embedHttp, embedParts, HTTP_THRESHOLD, loadWordVectors, type HttpEmbedderDeps } from '../text/index.js';
+import { BUILTIN_THRESHOLD, embedHttp, embedParts, HTTP_THRESHOLD, isEnglishStopWord, loadWordVectors, words, type HttpEmbedderDeps, type WordVectors } from '../text/index.js';
 import type { SemanticQuery } from './hybrid.js';
 
 /** Query vectors kept (per process, all projects; least recently used evicted). */
@@ -36,7 +36,7 @@ export interface Resolved {
  * const sem = await embedder.resolve(spec, settings.search.semantic, 'make my queries faster', undefined);
  */
 export class QueryEmbedder {
-  private readonly cache = new Map<string, Float32Array | null>();
+  private readonly cache = new Map<string, Embedded>();
 
   constructor(private readonly deps: HttpEmbedderDeps = {}) {}
 
@@ -52,21 +52,24 @@ export class QueryEmbedder {
     const text = queryText(query);
     const key = `${spec.fp}\u0000${text}`;
     const cached = this.cache.get(key);
+    const answer = (e: Embedded): Resolved => ({ q: { ratio: r, fp: spec.fp, threshold, vector: e.vector, ...(e.coverage < 1 ? { coverage: e.coverage } : {}) } });
     if (cached !== undefined) {
       this.cache.delete(key);
       this.cache.set(key, cached);
-      return { q: { ratio: r, fp: spec.fp, threshold, vector: cached } };
+      return answer(cached);
     }
-    const done = (vector: Float32Array | null): Resolved => {
-      this.cache.set(key, vector);
+    const done = (vector: Float32Array | null, coverage = 1): Resolved => {
+      const e = { vector, coverage };
+      this.cache.set(key, e);
       if (this.cache.size > QUERY_VECTOR_CACHE) this.cache.delete(this.cache.keys().next().value!);
-      return { q: { ratio: r, fp: spec.fp, threshold, vector } };
+      return answer(e);
     };
     const failed = (err: unknown): Resolved => ({ q: { ratio: r, fp: spec.fp, threshold, vector: null }, error: (err as Error).message });
     // The built-in embedder answers synchronously, so the caller pins in the same turn.
     if (spec.kind === 'builtin') {
       try {
-        return done(embedParts(loadWordVectors(spec.table), [{ text, weight: 1 }]));
+        const wv = loadWordVectors(spec.table);
+        return done(embedParts(wv, [{ text, weight: 1 }]), wordCoverage(wv, text));
       } catch (err) {
         return failed(err);
       }
@@ -74,6 +77,32 @@ export class QueryEmbedder {
     if (!text) return done(null);
     return embedHttp(spec, [text], this.deps).then((v) => done(v[0]!), failed);
   }
+}
+
+/** A cached query embedding: the vector and the share of the query's words it represents. */
+interface Embedded {
+  vector: Float32Array | null;
+  coverage: number;
+}
+
+/**
+ * The share of the significant words of `text` that the word-vector table knows (1 when there
+ * are none): the built-in embedder's confidence that the query vector says what the query says
+ * (src/search/hybrid.ts, effectiveRatio). Stop words are skipped as the embedder skips them, and
+ * so are one-character tokens (the `s` of a possessive, an initial) and numbers, which carry no
+ * topic for a word-vector model.
+ *
+ * @example wordCoverage(wv, 'Message Data Typse') // 2/3: "typse" is not in the table
+ */
+export function wordCoverage(wv: WordVectors, text: string): number {
+  let counted = 0;
+  let known = 0;
+  for (const w of words(text)) {
+    if (w.length < 2 || /^[0-9]+$/.test(w) || isEnglishStopWord(w)) continue;
+    counted++;
+    if (wv.index.get(w) !== undefined) known++;
+  }
+  return counted ? known / counted : 1;
 }
 
 /**

@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { runQuery, type SearchRequest } from '../../src/search/engine.js';
-import { HYBRID_NEIGHBOURS, type SemanticQuery } from '../../src/search/hybrid.js';
+import { effectiveRatio, fuse, HYBRID_NEIGHBOURS, type SemanticQuery } from '../../src/search/hybrid.js';
+import { QueryEmbedder, wordCoverage } from '../../src/search/semantic.js';
+import { byRelevance, type Hit } from '../../src/search/score.js';
+import type { LiveSegment } from '../../src/index/index.js';
 import { docParts, embedParts, loadWordVectors } from '../../src/text/index.js';
 import type { PageDoc, SearchSettings } from '../../src/core/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -140,5 +143,70 @@ t.test('a query adds at most HYBRID_NEIGHBOURS vector neighbours, the nearest, c
   for (const c of ['red', 'blue']) {
     const f = runQuery(one, settings, req(query, { ...all, filters: [{ key: 'fid#1', type: 'multiple', values: [c] }] }));
     t.equal(f.total, counts[c], `filtering on ${c} returns the ${c} facet count`);
+  }
+});
+
+t.test('a page found only by its vector takes the worst typo tier of the lexical matches: a one-typo match stays ahead of it', async (t) => {
+  const pages = [
+    makeDoc('https://h.test/literal', 'Revert chnges', 'revert chnges as typed'),
+    makeDoc('https://h.test/changes', 'Revert changes', 'revert the changes of a transaction'),
+    makeDoc('https://h.test/undo', 'Undo', 'undo a mistake, abort'),
+  ];
+  const s = snapshotOf([pages], undefined, write);
+  t.teardown(() => s.cleanup());
+  // Up to an even blend (at 1 the vector alone orders each tier). Full coverage, so that the
+  // ratio is not damped: only the tier keeps the neighbour back.
+  for (const ratio of [0.25, 0.5]) {
+    const q: SemanticQuery = { ...sem('revert chnges', ratio), coverage: 1 };
+    const r = runQuery(s, settings, req('revert chnges', { semantic: q }));
+    t.same(urls(r), ['literal', 'changes', 'undo'], `exact match, one-typo match, then the neighbour at ${ratio}`);
+    t.same(r.hits.map((h) => h.typos), [0, 1, 1], 'the neighbour takes the worst lexical tier');
+  }
+});
+
+t.test('fusion: a small similarity difference does not overturn a lexical lead; the neighbour scale is fixed', async (t) => {
+  const seg = {} as LiveSegment;
+  const hit = (id: number, score: number, typos = 0): Hit => ({ seg, id, url: `u${id}`, group: '_', score, typos });
+  // Similarities 0.60 and 0.62 above a threshold of 0.55: stretched to the best neighbour they
+  // would be 0.71 and 1, and 0.5 · 0.29 would outweigh a 5% lexical lead.
+  const sims = new Map([[seg, Float32Array.from([0.6, 0.62, 0.9])]]);
+  const q: SemanticQuery = { ratio: 0.5, fp: FIXTURE_FP, threshold: 0.55, vector: new Float32Array(6) };
+  const out = fuse([hit(0, 10), hit(1, 9.5)], [hit(2, 0)], sims, q).sort(byRelevance);
+  t.same(out.map((h) => h.url), ['u0', 'u1', 'u2']);
+  t.ok(Math.abs(out[0]!.score - (0.5 + 0.5 * (0.05 / 0.45))) < 1e-6, 'the best lexical hit: 0.5 · 1 + 0.5 · its similarity on the fixed scale');
+  t.ok(Math.abs(out[2]!.score - 0.5 * (0.35 / 0.45)) < 1e-6, 'a neighbour scores ratio · (similarity − threshold) / (1 − threshold)');
+});
+
+t.test('the vector weight falls with the share of query words the embedder knows', async (t) => {
+  t.equal(wordCoverage(wv, 'undo a mistake'), 1, 'stop words do not count');
+  t.equal(wordCoverage(wv, 'revert chnges'), 0.5, 'a misspelt word is unknown');
+  t.equal(wordCoverage(wv, "rollback's 15 x"), 1, 'one-letter tokens and numbers do not count');
+  t.equal(wordCoverage(wv, 'xyzzy'), 0);
+  const q = sem('revert chnges', 0.5);
+  t.equal(effectiveRatio(q), 0.5, 'coverage absent: 1 (HTTP embedders)');
+  t.equal(effectiveRatio({ ...q, coverage: 0.5 }), 0.5 / 16);
+  // Two pages with the query's words in their text: the one with "revert" twice is ahead
+  // lexically, the other is nearer the query vector (the undo axis). The vector decides at full
+  // coverage; with the misspelt word left out of the vector (coverage 1/2) the words do.
+  const pages = [
+    makeDoc('https://h.test/words', 'Notes', 'revert chnges revert table'),
+    makeDoc('https://h.test/near', 'Notes', 'revert chnges undo mistake rollback abort'),
+  ];
+  const s = snapshotOf([pages], undefined, write);
+  t.teardown(() => s.cleanup());
+  t.same(urls(runQuery(s, settings, req('revert chnges', { semantic: undefined }))), ['words', 'near'], 'lexical order');
+  t.same(urls(runQuery(s, settings, req('revert chnges', { semantic: { ...sem('revert chnges', 0.25), coverage: 1 } }))), ['near', 'words'], 'full coverage: the vector decides');
+  t.same(urls(runQuery(s, settings, req('revert chnges', { semantic: { ...sem('revert chnges', 0.25), coverage: 0.5 } }))), ['words', 'near'], 'coverage 1/2: the words decide');
+});
+
+t.test('the built-in embedder resolves a query with its coverage, cached with the vector', async (t) => {
+  const embedder = new QueryEmbedder();
+  const spec = { kind: 'builtin' as const, fp: FIXTURE_FP, table: path.join(dir, 'fixture.wv') };
+  const settings = { embedder: 'builtin' as const, semanticRatio: 0.25, threshold: null, http: {} as never };
+  for (let i = 0; i < 2; i++) {
+    const typo = (await embedder.resolve(spec, settings, 'revert chnges', undefined)).q!;
+    t.equal(typo.coverage, 0.5, `a misspelt word lowers the coverage (${i ? 'cached' : 'computed'})`);
+    t.equal(typo.ratio, 0.25, 'the requested ratio is reported as it was asked');
+    t.equal((await embedder.resolve(spec, settings, 'undo a mistake', undefined)).q!.coverage, undefined, 'every word known: no coverage');
   }
 });
