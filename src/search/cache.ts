@@ -13,7 +13,7 @@
  * generation (strictly increasing per open index) and every settings change stores a new frozen
  * settings object, so an answer computed before a change can never be returned after it.
  * Entries of old generations are never looked up again: they are dropped as soon as a search of
- * a newer generation of the same project index arrives ({@link GenerationKeys}), so a site that
+ * a newer generation of the same project index arrives ({@link AnswerStore}), so a site that
  * keeps indexing does not fill the cache's share with dead answers. A cached
  * answer is the general search's answer by construction (tests compare them). The query log is
  * not part of the key: the route records hits and misses alike.
@@ -33,60 +33,105 @@ export interface SearchCacheStats {
 }
 
 /**
- * The keys an answer cache holds per owner (project index) and the newest generation it saw of
- * each, so the answers of older generations leave at once instead of through the LRU.
+ * The storage both answer caches use (this one and the suggest cache, src/search/suggest.ts):
+ * an LRU map of answers bounded in bytes (and optionally in entries), which also knows the
+ * newest generation it stored for each owner (project index) and drops an owner's older
+ * generations' answers as soon as an answer of a newer one arrives, instead of leaving them to
+ * the LRU.
  *
  * @example
- * const stale = gens.advance(ownerId, snap.generation); // keys to drop, or null: an older snapshot
+ * const store = new AnswerStore<string>(1 << 20);
+ * store.put(key, json, 2 * json.length, ownerId, snap.generation);
+ * store.get(key); // json, now the most recently used
  */
-export class GenerationKeys {
+export class AnswerStore<V> {
+  private readonly entries = new Map<string, { key: string; value: V; bytes: number; owner: number }>();
+  /** Per owner: the newest generation stored and the keys stored at it. */
   private readonly owners = new Map<number, { generation: number; keys: Set<string> }>();
+  /** Estimated bytes of the entries held. */
+  bytes = 0;
 
   /**
-   * Notes that `owner` answers at `generation`. Returns the keys of its older generations (now
-   * forgotten here: the caller drops them), `[]` when there are none, or null when `generation`
-   * is older than one already seen (a search pinned before a publish: do not cache its answer).
+   * @param maxBytes total estimated size; @param maxEntryBytes the largest entry kept;
+   * @param maxEntries most entries held.
    */
-  advance(owner: number, generation: number): string[] | null {
+  constructor(
+    readonly maxBytes: number,
+    readonly maxEntryBytes = maxBytes,
+    readonly maxEntries = Infinity,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The value stored under `key`, now the most recently used, or undefined. */
+  get(key: string): V | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    this.entries.delete(key);
+    // Under the key stored with the entry, not the caller's: the caller's key string is new on
+    // every request, and keeping it would make one string per cached answer outlive the request
+    // (copied by the next scavenge, then promoted to the old generation).
+    this.entries.set(e.key, e);
+    return e.value;
+  }
+
+  /**
+   * Stores `value` (estimated `bytes`) computed by `owner` at `generation`, evicting the least
+   * recently used past the bounds. Not stored when larger than `maxEntryBytes`, or when
+   * `generation` is older than one already stored for `owner` (a search pinned before a
+   * publish: its answer is already stale). Storing a newer generation drops the older ones'.
+   */
+  put(key: string, value: V, bytes: number, owner: number, generation: number): void {
     const o = this.owners.get(owner);
-    if (!o) {
-      this.owners.set(owner, { generation, keys: new Set() });
-      return [];
+    if (!o) this.owners.set(owner, { generation, keys: new Set() });
+    else if (generation < o.generation) return;
+    else if (generation > o.generation) {
+      o.generation = generation;
+      const stale = [...o.keys];
+      o.keys.clear();
+      for (const k of stale) this.drop(k);
     }
-    if (generation < o.generation) return null;
-    if (generation === o.generation) return [];
-    o.generation = generation;
-    const stale = [...o.keys];
-    o.keys.clear();
-    return stale;
-  }
-
-  /** Records a key stored for `owner` (at the generation last passed to {@link advance}). */
-  add(owner: number, key: string): void {
-    this.owners.get(owner)?.keys.add(key);
-  }
-
-  /** Forgets a key the cache evicted. */
-  delete(owner: number, key: string): void {
-    const o = this.owners.get(owner);
-    if (o && o.keys.delete(key) && o.keys.size === 0) this.owners.delete(owner);
+    if (bytes > this.maxEntryBytes) return;
+    this.drop(key);
+    this.entries.set(key, { key, value, bytes, owner });
+    this.owners.get(owner)!.keys.add(key);
+    this.bytes += bytes;
+    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
+      const [oldest] = this.entries.keys();
+      this.drop(oldest!);
+    }
   }
 
   /** Forgets everything. */
   clear(): void {
+    this.entries.clear();
     this.owners.clear();
+    this.bytes = 0;
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.bytes -= e.bytes;
+    // An owner without entries is forgotten (project indexes come and go).
+    const o = this.owners.get(e.owner);
+    if (o && o.keys.delete(key) && o.keys.size === 0) this.owners.delete(e.owner);
   }
 }
 
 /** An LRU of search answers shared by all projects, bounded in bytes (0 disables it). */
 export class SearchCache {
-  private readonly entries = new Map<string, { outcome: SearchOutcome; bytes: number; owner: number }>();
-  private readonly generations = new GenerationKeys();
-  private bytes = 0;
+  private readonly store: AnswerStore<SearchOutcome>;
   hits = 0;
   misses = 0;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number) {
+    // One answer may take at most a quarter of the cache.
+    this.store = new AnswerStore<SearchOutcome>(maxBytes, maxBytes / 4);
+  }
 
   /**
    * The answer for `params` over `snap`: cached when the same index, generation, settings object
@@ -96,47 +141,21 @@ export class SearchCache {
   async get(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams, compute: () => Promise<SearchOutcome>): Promise<SearchOutcome> {
     if (this.maxBytes <= 0) return compute();
     const key = this.keyOf(owner, snap, settings, params);
-    const e = this.entries.get(key);
-    if (e) {
+    const cached = this.store.get(key);
+    if (cached) {
       this.hits++;
-      this.entries.delete(key);
-      this.entries.set(key, e);
-      return e.outcome;
+      return cached;
     }
     this.misses++;
-    const ownerId = objectId(owner);
     const outcome = await compute();
-    // After the search: a publish meanwhile makes this answer's generation the stale one.
-    const stale = this.generations.advance(ownerId, snap.generation);
-    if (stale === null) return outcome;
-    for (const k of stale) this.drop(k);
-    // UTF-16 string sizes, plus the key and bookkeeping.
-    const bytes = 2 * (outcome.json.length + key.length) + 256;
-    if (bytes <= this.maxBytes / 4) {
-      this.drop(key);
-      this.entries.set(key, { outcome, bytes, owner: ownerId });
-      this.generations.add(ownerId, key);
-      this.bytes += bytes;
-      for (const [k, v] of this.entries) {
-        if (this.bytes <= this.maxBytes) break;
-        this.entries.delete(k);
-        this.generations.delete(v.owner, k);
-        this.bytes -= v.bytes;
-      }
-    }
+    // UTF-16 string sizes, plus the key and bookkeeping. Stored after the search: a publish
+    // meanwhile makes this answer's generation the stale one, and the store then refuses it.
+    this.store.put(key, outcome, 2 * (outcome.json.length + key.length) + 256, objectId(owner), snap.generation);
     return outcome;
   }
 
-  private drop(key: string): void {
-    const e = this.entries.get(key);
-    if (!e) return;
-    this.entries.delete(key);
-    this.generations.delete(e.owner, key);
-    this.bytes -= e.bytes;
-  }
-
   stats(): SearchCacheStats {
-    return { hits: this.hits, misses: this.misses, entries: this.entries.size, bytes: this.bytes };
+    return { hits: this.hits, misses: this.misses, entries: this.store.size, bytes: this.store.bytes };
   }
 
   private keyOf(owner: object, snap: IndexSnapshot, settings: Settings, p: SearchParams): string {

@@ -33,7 +33,7 @@ import type { ActiveFilter } from './filters.js';
 import { search, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
 import { pinned, withSemantic, type SearchSources } from './service.js';
 import { groupRecord } from './group.js';
-import { GenerationKeys } from './cache.js';
+import { AnswerStore } from './cache.js';
 import { objectId } from './object-id.js';
 import { escapeHtml } from './snippet.js';
 
@@ -261,10 +261,8 @@ export interface SuggestCacheStats {
  * the entry under its stored key).
  */
 export class SuggestCache {
-  private readonly entries = new Map<string, { key: string; answer: SuggestAnswer; bytes: number; owner: number }>();
   /** Answers of a project's older generations leave at once (as in the search answer cache). */
-  private readonly generations = new GenerationKeys();
-  private bytes = 0;
+  private readonly answers: AnswerStore<SuggestAnswer>;
   private readonly inflight = new Map<string, Promise<SuggestAnswer>>();
   hits = 0;
   misses = 0;
@@ -279,7 +277,9 @@ export class SuggestCache {
   constructor(
     readonly maxEntries = 8192,
     readonly maxBytes = 32 * 1024 * 1024,
-  ) {}
+  ) {
+    this.answers = new AnswerStore<SuggestAnswer>(maxBytes, maxBytes, maxEntries);
+  }
 
   /**
    * The suggest answer for `p` over the pinned `snap`: from the cache when the same project
@@ -335,53 +335,24 @@ export class SuggestCache {
   }
 
   private lookup(key: string): SuggestAnswer | undefined {
-    const cached = this.entries.get(key);
-    if (!cached) return undefined;
-    this.hits++;
-    this.entries.delete(key);
-    // Under the key stored with the entry, not the request's: the request's key string is new
-    // on every request, and keeping it would make one string per cached suggest outlive the
-    // request (copied by the next scavenge, then promoted to the old generation).
-    this.entries.set(cached.key, cached);
-    return cached.answer;
+    const cached = this.answers.get(key);
+    if (cached) this.hits++;
+    return cached;
   }
 
   private store(key: string, answer: SuggestAnswer, cacheOwner: object, generation: number): SuggestAnswer {
-    const owner = objectId(cacheOwner);
-    const stale = this.generations.advance(owner, generation);
-    if (stale === null) return answer;
-    for (const k of stale) this.drop(k);
     // UTF-16 key and JSON, the frozen objects about as much again as the JSON, bookkeeping.
-    const bytes = 2 * key.length + 4 * answer.json.length + 256;
-    if (bytes > this.maxBytes) return answer;
-    this.drop(key);
-    this.entries.set(key, { key, answer, bytes, owner });
-    this.generations.add(owner, key);
-    this.bytes += bytes;
-    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
-      const [oldest] = this.entries.keys();
-      this.drop(oldest!);
-    }
+    this.answers.put(key, answer, 2 * key.length + 4 * answer.json.length + 256, objectId(cacheOwner), generation);
     return answer;
-  }
-
-  private drop(key: string): void {
-    const e = this.entries.get(key);
-    if (!e) return;
-    this.entries.delete(key);
-    this.generations.delete(e.owner, key);
-    this.bytes -= e.bytes;
   }
 
   /** Drops every entry (tests; not needed for correctness: keys carry the generation). */
   clear(): void {
-    this.entries.clear();
-    this.generations.clear();
-    this.bytes = 0;
+    this.answers.clear();
   }
 
   stats(): SuggestCacheStats {
-    return { hits: this.hits, misses: this.misses, shared: this.shared, size: this.entries.size, bytes: this.bytes };
+    return { hits: this.hits, misses: this.misses, shared: this.shared, size: this.answers.size, bytes: this.answers.bytes };
   }
 
   private keyOf(snap: IndexSnapshot, settings: Settings, p: SuggestParams, cacheOwner: object): string {
