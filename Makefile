@@ -4,7 +4,7 @@ NODE ?= node
 TSX := $(NODE) --import tsx
 BETTER_SQLITE := node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
-.PHONY: cluster cluster-stop bench-export setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-ingest-semantic bench-search bench-languages bench-suggest bench-crawl soak relevance reindex export clean
+.PHONY: cluster cluster-stop bench-export bench-engine setup embeddings web build start test bench bench-widget screenshots bench-ingest bench-ingest-semantic bench-search bench-languages bench-suggest bench-crawl soak relevance reindex export clean
 
 # Install only when needed: no node_modules, or package-lock.json changed since the last install.
 # npm 11 may skip dependency install scripts (see "allowScripts" in package.json), so the native
@@ -145,6 +145,21 @@ bench-export: setup
 	if [ $$rc -eq 2 ]; then echo "make bench-export: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
 	elif [ $$rc -ne 0 ]; then echo "make bench-export: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
 	$(TSX) bench/export.ts
+
+# The engine at ~BENCH_DOCS (100k) documents: sitesift in server (lexical and hybrid) next to
+# Lucene 8 (OR, AND) and SQLite FTS5 on the same documents and queries: build, full merge, index
+# bytes, per-query p50/p99/mean, found@10, uncached req/s, peak import RSS. Needs java and javac
+# (openjdk), Debian's liblucene8-java and wrk. BENCH_ENGINES=sitesift,fts5 runs without Lucene.
+bench-engine: setup embeddings
+	@command -v wrk >/dev/null 2>&1 || { echo "make bench-engine: wrk is not installed; install it with: sudo apt-get install -y wrk" >&2; exit 1; }
+	@case ",$${BENCH_ENGINES:-lucene}," in *,lucene,*) \
+		{ command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; } || { echo "make bench-engine: java/javac not found; install them with: sudo apt-get install -y openjdk-17-jdk-headless (or run with BENCH_ENGINES=sitesift,fts5)" >&2; exit 1; }; \
+		test -f /usr/share/java/lucene-core-8.7.0.jar || { echo "make bench-engine: Lucene 8 jars not found in /usr/share/java; install them with: sudo apt-get install -y liblucene8-java" >&2; exit 1; };; \
+	esac
+	@npx tsc -p tsconfig.build.json; rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "make bench-engine: type errors, but tsc emitted dist/; benchmarking the built JS" >&2; \
+	elif [ $$rc -ne 0 ]; then echo "make bench-engine: build failed; removing dist/src/main.js so the benchmark uses tsx" >&2; rm -f dist/src/main.js; fi
+	$(TSX) bench/engine.ts
 
 clean:
 	rm -rf dist .tap .tap-out.log bench/out
