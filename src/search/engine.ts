@@ -102,7 +102,9 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const alternatives = slots.map((w) => expansionsOf(w, snap, settings, tolerance, req.prefix !== false, long));
   // Match and score; the lazy AND walk for several words (OR queries walk every word in full).
   const scoring = scoringFor(settings.fieldWeights, snap, long);
-  const matches = new WordMatches(snap, alternatives, scoring, !long && slots.length > 1, slots);
+  // The typed form's own idf in short queries only: a long question's inflections are the
+  // asker's wording, not the page's.
+  const matches = new WordMatches(snap, alternatives, scoring, !long && slots.length > 1, long ? undefined : slots);
   const idfs = matches.idfs();
   // Page/group, with the drop-last-words fallback: require the first k words, k from all down
   // to 1 (phrase words and quoted words are always required).

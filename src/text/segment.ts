@@ -9,6 +9,12 @@
  * create and slows down on long strings, while short pieces repeat across pages (particles,
  * katakana loanwords, kanji compounds), so most pieces are a cache hit. Cutting at script changes
  * also keeps a page and a query that stops inside a word segmented alike.
+ *
+ * A katakana piece stays one word: katakana runs are loanwords and compounds of loanwords, which
+ * ICU's dictionary cuts by what it happens to know (`データー` → `デー|ター`, `ビルドツール` →
+ * `ビル|ド|ツール`), differently on a page and in a query that holds only part of the run. Whole,
+ * a part of the run finds it through prefix and substring matching (src/search/expand.ts), and
+ * a query run of several loanwords that no page holds whole is cut where its halves match.
  */
 
 /** Characters of the scripts segmented by dictionary (folded text: NFKC has made katakana full width). */
@@ -25,10 +31,16 @@ export function isSegmentedScript(word: string): boolean {
   return SEGMENTED_CHAR_RE.test(word);
 }
 
-/** The ICU words of one single-script piece (cached). */
+/** The ICU words of one single-script piece (cached); a katakana piece is one word. */
 function segmentPiece(piece: string): readonly string[] {
   let r = cache.get(piece);
   if (r === undefined) {
+    if (pieceClass(piece.codePointAt(0)!) === KATAKANA) {
+      r = [piece];
+      if (cache.size >= CACHE_SIZE) cache.clear();
+      cache.set(piece, r);
+      return r;
+    }
     segmenter ??= new Intl.Segmenter('ja', { granularity: 'word' });
     // Consecutive one-character words are joined: ICU cuts a sequence its dictionary does not
     // know (a loanword, a word cut short by a query typed as you go) into single characters.
@@ -51,6 +63,8 @@ function segmentPiece(piece: string): readonly string[] {
   return r;
 }
 
+/** The piece class of katakana (and the prolonged sound mark) in {@link CLASS_RES}' numbering. */
+const KATAKANA = 3;
 /** The piece classes of PIECE_RE, in its order (0: anything else). */
 const CLASS_RES = [/[\p{sc=Han}\u3005]/u, /\p{sc=Hiragana}/u, /[\p{sc=Katakana}\u30fc]/u, /\p{sc=Hangul}/u, /\p{sc=Thai}/u, /\p{sc=Lao}/u, /\p{sc=Khmer}/u, /\p{sc=Myanmar}/u];
 /** Piece class + 1 of each BMP code point met so far (0: not yet classified), per thread. */

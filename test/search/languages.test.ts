@@ -135,13 +135,31 @@ t.test('stop words: the languages present, plus search.stopWordAdditions', async
 });
 
 t.test('a CJK query cut in two prefers pages holding it uninterrupted', async (t) => {
-  const apart = makeDoc('https://s.test/apart', 'バイナリーとデーター', 'バイナリーの説明。データーの説明。', { language: 'ja' });
-  const together = makeDoc('https://s.test/together', 'その他', 'バイナリーデーターの扱い。', { language: 'ja' });
+  const apart = makeDoc('https://s.test/apart', '情報と管理', '情報の説明。管理の説明。情報の一覧。', { language: 'ja' });
+  const together = makeDoc('https://s.test/together', 'その他', '情報管理の扱い。', { language: 'ja' });
   const snap = snapshotOf([[apart, together]]);
   t.teardown(() => snap.cleanup());
-  const r = runQuery(snap, settings, req('イナリーデータ'));
-  t.same(r.hits.map((h) => h.url.replace('https://s.test/', '')), ['together', 'apart'], 'both match the halves; the uninterrupted one first');
+  const r = runQuery(snap, settings, req('情報管理'));
+  t.same(r.hits.map((h) => h.url.replace('https://s.test/', '')), ['together', 'apart'], 'both match both words; the uninterrupted one first');
   t.ok(r.hits[1]!.score > r.hits[0]!.score, 'although the other scores higher');
+});
+
+t.test('a part of a katakana run finds it, however ICU would cut the run', async (t) => {
+  const ja = (slug: string, title: string, content: string) => makeDoc(`https://s.test/${slug}`, title, content, { language: 'ja' });
+  const snap = snapshotOf([[
+    ja('binary', 'バイナリーデーター', 'バイナリーデーターの扱い。'),
+    ja('mail', 'メールデーター変換', 'メールの変換。'),
+    ja('build', 'ビルドツール', 'パッケージのビルド。'),
+    ja('other', '電子メール', 'メールとデータの説明。ビルの話。'),
+  ]]);
+  t.teardown(() => snap.cleanup());
+  const table: Array<[string, string]> = [
+    ['ナリーデータ', 'binary'],
+    ['メールデータ', 'mail'],
+    ['ビルドツ', 'build'],
+    ['ルドツー', 'build'],
+  ];
+  for (const [q, want] of table) t.equal(first(snap, q), want, q);
 });
 
 t.test('a hyphen after a stop word continues a shortened compound instead of excluding', async (t) => {

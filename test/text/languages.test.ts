@@ -20,7 +20,9 @@ t.test('folding per script', async (t) => {
 t.test('word segmentation for scripts without spaces', async (t) => {
   const table: Array<[string, string[], string]> = [
     ['パッケージ管理', ['パッケージ', '管理'], 'Japanese katakana and kanji'],
-    ['ケーススタディの提示', ['ケース', 'スタディ', 'の', '提示'], 'Japanese sentence'],
+    ['ケーススタディの提示', ['ケーススタディ', 'の', '提示'], 'Japanese sentence: a katakana run is one word'],
+    ['バイナリーデーター', ['バイナリーデーター'], 'katakana loanwords ICU cuts by chance (バイ|ナ|リー|デー|ター) stay whole'],
+    ['ビルドツールの説明', ['ビルドツール', 'の', '説明'], 'and so do compounds of loanwords'],
     ['debianのパッケージ', ['debian', 'の', 'パッケージ'], 'Latin inside a Japanese run stays whole'],
     ['中华人民共和国', ['中华', '人民', '共和国'], 'Chinese'],
     ['ภาษาไทยง่าย', ['ภาษา', 'ไทย', 'ง่าย'], 'Thai'],
@@ -29,6 +31,7 @@ t.test('word segmentation for scripts without spaces', async (t) => {
   ];
   for (const [input, want, why] of table) t.same(words(input), want, why);
   t.same(wordSpans('管理ツール'), [[0, 2], [2, 5]], 'word spans for highlighting');
+  t.same(wordSpans('ビルドツールの説明'), [[0, 6], [6, 7], [7, 9]], 'a katakana run is one span, as it is one word');
   t.ok(isSegmentedScript('管理') && !isSegmentedScript('paket'));
 });
 
