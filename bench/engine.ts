@@ -5,8 +5,9 @@
  * line; exits 0 whatever the numbers (1 when a tool is missing or an engine fails).
  *
  * Documents: ~BENCH_DOCS (default 100,000), the PostgreSQL manual multiplied with distinct URLs
- * and shuffled content words (`multiplyCorpus`, bench/lib/server.ts), the same generator for
- * every engine. found@10: the share of the 799 queries whose target page is in the top 10.
+ * and shuffled content words (`multiplyCorpus`, bench/lib/server.ts), generated once into a TSV
+ * file before any build (generating costs ~12 s of CPU at 100k, which no engine's build should
+ * carry) that every engine reads: the same text for all three. found@10: the share of the 799 queries whose target page is in the top 10.
  *
  * - sitesift: a server child (bench/lib/server.ts, dist/ when built), answer cache off
  *   (SITESIFT_SEARCH_CACHE_MB=0). Build: `POST /sites/pagesJson` batches (100 docs, 3 in flight)
@@ -50,7 +51,7 @@ import Database from 'better-sqlite3';
 import { loadPgDocs, loadPgQueries, PG_BASE, type CorpusDoc } from './lib/corpus.js';
 import { Fts5Peer } from './lib/peers.js';
 import { markdownTable, writeBenchSection } from './lib/report.js';
-import { call, createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, type BenchServer } from './lib/server.js';
+import { call, createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, type BenchServer, type PageBody } from './lib/server.js';
 import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 100_000);
@@ -125,10 +126,71 @@ function dirBytes(dir: string): number {
 
 const mb = (b: number) => b / 1048576;
 const flat = (s: string) => s.replace(/[\t\r\n]+/g, ' ');
+/**
+ * Between a page's headings in the documents file: a control character, a word separator for
+ * every engine's tokenizer, that no heading holds, so sitesift gets its headings back as sent.
+ */
+const HEADING_SEP = '\u001f';
 
-/** The corpus documents as the peers take them (full URLs, headings as one string). */
-function* peerDocs(docs: CorpusDoc[]): Generator<{ url: string; title: string; headings: string; content: string }> {
-  for (const d of multiplyCorpus(docs, DOCS)) yield { url: d.url, title: d.title, headings: d.headings.join(' | '), content: d.content };
+/** A line of the documents file: url, title, headings, content (tabs and line breaks flattened). */
+interface TsvDoc {
+  url: string;
+  title: string;
+  headings: string;
+  content: string;
+}
+
+/** Writes the ~DOCS documents to `file`, one TSV line each; resolves the count. */
+function writeDocsFile(docs: CorpusDoc[], file: string): number {
+  const fd = fs.openSync(file, 'w');
+  let n = 0;
+  try {
+    let chunk: string[] = [];
+    for (const d of multiplyCorpus(docs, DOCS)) {
+      chunk.push([flat(d.url), flat(d.title), d.headings.map(flat).join(HEADING_SEP), flat(d.content)].join('\t'));
+      n++;
+      if (chunk.length === 1000) {
+        fs.writeSync(fd, chunk.join('\n') + '\n');
+        chunk = [];
+      }
+    }
+    if (chunk.length) fs.writeSync(fd, chunk.join('\n') + '\n');
+  } finally {
+    fs.closeSync(fd);
+  }
+  return n;
+}
+
+/** The documents file's lines, read synchronously in 1 MiB chunks. */
+function* readDocsFile(file: string): Generator<TsvDoc> {
+  const fd = fs.openSync(file, 'r');
+  const buf = Buffer.alloc(1 << 20);
+  const decoder = new TextDecoder();
+  let rest = '';
+  const parse = (line: string): TsvDoc => {
+    const [url = '', title = '', headings = '', content = ''] = line.split('\t');
+    return { url, title, headings, content };
+  };
+  try {
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      const lines = (rest + decoder.decode(buf.subarray(0, n), { stream: true })).split('\n');
+      rest = lines.pop()!;
+      for (const l of lines) if (l) yield parse(l);
+    }
+    rest += decoder.decode();
+    if (rest) yield parse(rest);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The documents file as `POST /sites/pagesJson` bodies. */
+function* pageBodies(file: string): Generator<PageBody> {
+  for (const d of readDocsFile(file)) {
+    yield { url: d.url, title: d.title, content: d.content, headings: d.headings ? d.headings.split(HEADING_SEP) : [], contentGroup: '', imageUrl: '', appendPageContent: false };
+  }
 }
 
 // ---------------------------------------------------------------- sitesift
@@ -150,14 +212,14 @@ function manifestSegments(server: BenchServer): Array<{ file: string }> {
   return m.segments ?? [];
 }
 
-async function buildSitesift(docs: CorpusDoc[]): Promise<Sitesift> {
+async function buildSitesift(docsFile: string): Promise<Sitesift> {
   const mode = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : process.env.BENCH_SERVER === 'dist' ? 'dist' : 'auto';
   const server = await startBenchServer({ mode, env: { SITESIFT_SEARCH_CACHE_MB: '0' } });
   try {
     await createProject(server, SITE);
     log(`sitesift (${server.mode}): indexing ~${DOCS} documents over HTTP`);
     let last = 0;
-    const ix = await indexDocs(server, SITE, multiplyCorpus(docs, DOCS), {
+    const ix = await indexDocs(server, SITE, pageBodies(docsFile), {
       progress: (n) => {
         if (n - last >= 10_000) {
           last = n;
@@ -239,26 +301,11 @@ interface Lucene {
   stop(): Promise<void>;
 }
 
-async function buildLucene(docs: CorpusDoc[], queries: Array<{ q: string; target: string }>, tmp: string): Promise<Lucene> {
+async function buildLucene(docsFile: string, queries: Array<{ q: string; target: string }>, tmp: string): Promise<Lucene> {
   const cp = LUCENE_JARS.join(':');
   const classes = path.join(tmp, 'classes');
   fs.mkdirSync(classes);
   execFileSync('javac', ['-d', classes, '-cp', cp, path.join(ROOT, 'bench/peers/LuceneEngine.java')], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const docsFile = path.join(tmp, 'docs.tsv');
-  const fd = fs.openSync(docsFile, 'w');
-  try {
-    let chunk: string[] = [];
-    for (const d of peerDocs(docs)) {
-      chunk.push([d.url, d.title, d.headings, d.content].map(flat).join('\t'));
-      if (chunk.length === 1000) {
-        fs.writeSync(fd, chunk.join('\n') + '\n');
-        chunk = [];
-      }
-    }
-    if (chunk.length) fs.writeSync(fd, chunk.join('\n') + '\n');
-  } finally {
-    fs.closeSync(fd);
-  }
   const queriesFile = path.join(tmp, 'queries.tsv');
   fs.writeFileSync(queriesFile, queries.map((q) => `${flat(q.q)}\t${q.target}`).join('\n') + '\n');
   const indexDir = path.join(tmp, 'lucene-index');
@@ -284,7 +331,6 @@ async function buildLucene(docs: CorpusDoc[], queries: Array<{ q: string; target
   const next = () => new Promise<any>((resolve, reject) => waiting.push({ resolve, reject }));
   const ready = await next();
   if (ready.event !== 'ready') throw new Error(`LuceneEngine: ${JSON.stringify(ready).slice(0, 300)}`);
-  fs.rmSync(docsFile, { force: true });
   log(`Lucene 8: ${ready.docs} docs built in ${ready.buildSeconds.toFixed(1)} s, merged in ${ready.mergeSeconds.toFixed(1)} s, ${mb(ready.bytes).toFixed(1)} MB`);
   return {
     child,
@@ -324,18 +370,18 @@ interface Fts5 {
   pass(): Pass;
 }
 
-function buildFts5(docs: CorpusDoc[], queries: Array<{ q: string; target: string }>, tmp: string): Fts5 {
+function buildFts5(docsFile: string, queries: Array<{ q: string; target: string }>, tmp: string): Fts5 {
   const file = path.join(tmp, 'fts5.db');
   log('SQLite FTS5: building');
   const t0 = performance.now();
   const db = new Database(file);
   db.exec(`CREATE VIRTUAL TABLE fts USING fts5(url UNINDEXED, title, headings, content, tokenize = 'porter unicode61')`);
   const ins = db.prepare('INSERT INTO fts (url, title, headings, content) VALUES (?, ?, ?, ?)');
-  const insertMany = db.transaction((batch: Array<{ url: string; title: string; headings: string; content: string }>) => {
+  const insertMany = db.transaction((batch: TsvDoc[]) => {
     for (const d of batch) ins.run(d.url, d.title, d.headings, d.content);
   });
-  let batch: Array<{ url: string; title: string; headings: string; content: string }> = [];
-  for (const d of peerDocs(docs)) {
+  let batch: TsvDoc[] = [];
+  for (const d of readDocsFile(docsFile)) {
     batch.push(d);
     if (batch.length === 10_000) {
       insertMany(batch);
@@ -427,9 +473,13 @@ async function main(): Promise<void> {
   let health: Stats | undefined;
   const wrk: Array<{ name: string; result: WrkResult }> = [];
   try {
-    // ---- builds, one engine at a time
+    // ---- the documents, once for every engine; then the builds, one engine at a time
+    const tg = performance.now();
+    const docsFile = path.join(tmp, 'docs.tsv');
+    const generated = writeDocsFile(docs, docsFile);
+    log(`${generated} documents generated into ${docsFile} in ${((performance.now() - tg) / 1000).toFixed(1)} s (${mb(fs.statSync(docsFile).size).toFixed(0)} MB)`);
     if (ENGINES.has('sitesift')) {
-      ss = await buildSitesift(docs);
+      ss = await buildSitesift(docsFile);
       builds.push(ss.build);
       const base = ss.server.url;
       const paths = queries.map((q) => `/sites?site=${SITE}&query=${encodeURIComponent(q.q)}&${SEARCH_PARAMS}`);
@@ -437,7 +487,7 @@ async function main(): Promise<void> {
       variants.push({ name: 'sitesift, hybrid (project default)', engine: 'sitesift', pass: () => httpPass(base, paths, targets) });
     }
     if (ENGINES.has('lucene')) {
-      const l = (lucene = await buildLucene(docs, queries, tmp));
+      const l = (lucene = await buildLucene(docsFile, queries, tmp));
       builds.push(l.build);
       for (const mode of ['OR', 'AND'] as const) {
         variants.push({
@@ -452,7 +502,7 @@ async function main(): Promise<void> {
       }
     }
     if (ENGINES.has('fts5')) {
-      const f = (fts5 = buildFts5(docs, queries, tmp));
+      const f = (fts5 = buildFts5(docsFile, queries, tmp));
       builds.push(f.build);
       variants.push({ name: 'SQLite FTS5, AND', engine: 'fts5', pass: async () => f.pass() });
     }

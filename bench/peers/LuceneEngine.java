@@ -1,7 +1,7 @@
 // Lucene 8 side of bench/engine.ts (compiled with javac against Debian's liblucene8-java at bench
 // time). Usage: LuceneEngine <indexDir> <docs.tsv> <queries.tsv> <url|text>
 //
-// docs.tsv: url, title, headings, content (tabs and newlines inside fields already flattened).
+// docs.tsv: url, title, headings (separated by U+001F), content (tabs and line breaks flattened).
 // queries.tsv: query, target URL. EnglishAnalyzer, BM25 (Lucene's default similarity), fields
 // title/headings/content boosted 4/2/1 through MultiFieldQueryParser, on-disk FSDirectory.
 // `url` stores the URL only (like LucenePeer.java); `text` also stores title, headings, content.
