@@ -197,7 +197,7 @@ export class Merges {
       if (!selected) break;
       await this.mergeSegments(selected);
     }
-    // Conversion: a segment at a time; until then its phrases are answered by its FTS5 table.
+    // Conversion: a segment at a time; until then its phrases are answered as its format allows (FTS5 in formats 1-3).
     for (let round = 0; round < 100 && !this.ctx.closed; round++) {
       if (this.buildsBehind()) return;
       const id = this.outdated();

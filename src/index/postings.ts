@@ -150,9 +150,12 @@ export function remapPostings(buf: Uint8Array, map: Int32Array, w: ByteWriter, p
 }
 
 /**
- * The positions blob of a term (`positions` table, format 4): one entry per entry of the term's
- * postings blob, in the same order (so it carries no ids): varint(count), then `count` varints,
- * the first position and then the gap to each next one. Positions number the words of a page
+ * The positions blob of a term (`positions` table, format 5): one entry per entry of the term's
+ * postings blob, in the same order (so it carries no ids): varint(n), then n bytes of varints,
+ * the first position and then the gap to each next one. The byte length (not the count) leads
+ * the entry so that phrase matching steps over the entries of pages it does not look at without
+ * reading them (a common word's entries hold most of its bytes). Format 4 led each entry with
+ * the count instead ({@link PositionsCursor} still reads it). Positions number the words of a page
  * in one sequence — the title's, then each heading's, then the content's (the description has
  * none) — with one unused position between two of these parts, so that a phrase never runs
  * from the title into a heading, from one heading into the next, or into the content. Compound
@@ -161,6 +164,16 @@ export function remapPostings(buf: Uint8Array, map: Int32Array, w: ByteWriter, p
  * Written by the build stage ({@link encodePositions}), filtered by the merge stage
  * ({@link keepPositions}) and read by phrase matching ({@link PositionsCursor}).
  */
+
+/** Bytes {@link putVarint} takes for `v`. */
+function varintBytes(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
+}
 
 /**
  * Encodes one entry of a positions blob at `out[at]`: the ascending positions `pos[from, to)`.
@@ -171,8 +184,14 @@ export function remapPostings(buf: Uint8Array, map: Int32Array, w: ByteWriter, p
  * const end = encodePositions(scratch, 0, positions, 0, n);
  */
 export function encodePositions(out: Uint8Array, at: number, pos: Int32Array, from: number, to: number): number {
-  at = putVarint(out, at, to - from);
+  let len = 0;
   let prev = 0;
+  for (let k = from; k < to; k++) {
+    len += varintBytes(pos[k]! - prev);
+    prev = pos[k]!;
+  }
+  at = putVarint(out, at, len);
+  prev = 0;
   for (let k = from; k < to; k++) {
     at = putVarint(out, at, pos[k]! - prev);
     prev = pos[k]!;
@@ -207,25 +226,26 @@ export function keepPositions(pos: Uint8Array | null, post: Uint8Array, map: Int
       continue;
     }
     const entry = r.pos;
-    const count = r.varint();
-    for (let k = 0; k < count; k++) r.skipVarint();
+    const len = r.varint();
+    r.pos += len;
     if (keep) {
       if (run < 0) run = entry;
       kept++;
-      if (count > 0) any = true;
+      if (len > 0) any = true;
     } else if (run >= 0) {
       w.copy(pos!, run, entry);
       run = -1;
     }
   }
   if (r && run >= 0) w.copy(pos!, run, r.pos);
-  if (r && !r.done) throw new RangeError('positions blob longer than its postings');
+  if (r && r.pos !== pos!.length) throw new RangeError('positions blob does not match its postings');
   return { kept, any };
 }
 
 /**
  * Reads the entries of one positions blob forward, by the index of their postings entry
  * (phrase matching visits a term's documents in id order, so each blob is read once).
+ * `countLed`: the blob is format 4's (entries led by their count, not their byte length).
  *
  * @example
  * const c = new PositionsCursor(blob);
@@ -237,7 +257,10 @@ export class PositionsCursor {
   private next = 0;
   private out = new Int32Array(16);
 
-  constructor(blob: Uint8Array) {
+  constructor(
+    blob: Uint8Array,
+    private readonly countLed = false,
+  ) {
     this.r = new VarintReader(blob);
   }
 
@@ -246,15 +269,39 @@ export class PositionsCursor {
     const r = this.r;
     if (k < this.next) throw new RangeError(`positions entry ${k} read after entry ${this.next - 1}`);
     for (; this.next < k; this.next++) {
-      const count = r.varint();
-      for (let j = 0; j < count; j++) r.skipVarint();
+      const n = r.varint();
+      if (!this.countLed) r.pos += n;
+      else for (let j = 0; j < n; j++) r.skipVarint();
     }
-    const count = r.varint();
     this.next++;
-    this.out = withCapacity(this.out, 0, count);
+    let n = 0;
     let p = 0;
-    for (let j = 0; j < count; j++) this.out[j] = p += r.varint();
-    return this.out.subarray(0, count);
+    if (this.countLed) {
+      const count = r.varint();
+      this.out = withCapacity(this.out, 0, count);
+      for (; n < count; n++) this.out[n] = p += r.varint();
+    } else {
+      const end = r.varint() + r.pos;
+      const buf = r.buf;
+      if (end > buf.length) throw new RangeError(`positions entry ends at byte ${end}, past the blob's ${buf.length}`);
+      // The hot loop of phrase matching: varints read straight from the bytes (positions stay
+      // far below 2^28, four groups of seven bits), the bounds checked once for the entry.
+      let i = r.pos;
+      let out = this.out;
+      while (i < end) {
+        let b = buf[i++]!;
+        let v = b & 0x7f;
+        for (let shift = 7; b & 0x80; shift += 7) {
+          b = buf[i++]!;
+          v |= (b & 0x7f) << shift;
+        }
+        if (n === out.length) out = this.out = withCapacity(out, n, n + 1);
+        out[n++] = p += v;
+      }
+      if (i !== end) throw new RangeError('positions entry overruns its length');
+      r.pos = i;
+    }
+    return this.out.subarray(0, n);
   }
 }
 

@@ -5,8 +5,9 @@
  * by the build stage (segment-write.ts) or the merge stage (segment-merge.ts) and read by
  * {@link SegmentReader} (segment-reader.ts) on the main thread and the search threads.
  *
- * Tables (format 4; older files are still read: format 1 lacks `stems` and `meta.languages`,
- * format 2 lacks `vecs`, formats 1–3 have an FTS5 table `fts` instead of `positions`):
+ * Tables (format 5; older files are still read: format 1 lacks `stems` and `meta.languages`,
+ * format 2 lacks `vecs`, formats 1–3 have an FTS5 table `fts` instead of `positions`, format 4
+ * leads each positions entry with its count instead of its byte length):
  * - `meta(key, value)`: `format`, counts, seq range, `created`, `languages` (the languages of
  *   the searchable rows, each a row's `language` or the project default, comma-separated).
  * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
@@ -20,11 +21,11 @@
  *   or compound. `stem` is the English stem when the word occurs in an English document, else
  *   the word. `postings`: see postings.ts. Scoring statistics come from here, summed over live
  *   rows of every segment, so ranking does not depend on how the index is split. `pos`
- *   (format 4): the id of the term's `positions` row, null when it has none.
+ *   (format 4 and later): the id of the term's `positions` row, null when it has none.
  * - `stems(stem, term)`: for languages with a Snowball stemmer other than English, one row per
  *   term and language it occurs in, `stem` = `<language>:<stem>` (`de:paket` → `pakete`), so a
  *   query word finds a page's stemmed forms in that page's language.
- * - `positions(id, data)` (format 4): the word positions of a term in each document of its
+ * - `positions(id, data)` (format 4 and later): the word positions of a term in each document of its
  *   postings, entry for entry (postings.ts); a row only for terms that have a position (not
  *   for compounds and letter/digit parts), ids ascending in term order. Phrase queries and
  *   excluded phrases match on them. A rowid table rather than keyed by term: its B-tree keeps
@@ -52,9 +53,9 @@ import { fsyncPath } from './files.js';
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
 export const NFIELDS = FIELDS.length;
-export const SEGMENT_FORMAT = 4;
+export const SEGMENT_FORMAT = 5;
 /** Formats {@link infoFrom} accepts: the current one and the older ones still readable. */
-export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4, 5];
 
 /** An upsert as it goes into a segment. `firstAt` = when the URL was first indexed (ms). */
 export interface SegmentEntry {

@@ -6,8 +6,8 @@
  * Invariants: sources are only read; rows keep their seq, at and firstAt, so the liveness rule
  * (contract.ts) decides between a merged copy and any newer write without coordination; the
  * result holds the same postings and positions bytes a fresh build of the same rows would. A
- * source of an older format (no `positions` table) is converted: the merge then analyses the
- * stored text of the rows again, as a build would.
+ * source of an older format is converted: the merge then analyses the stored text of the rows
+ * again, as a build would.
  */
 import type Database from 'better-sqlite3';
 import type { PageDoc } from '../core/index.js';
@@ -25,7 +25,7 @@ import {
   type SegmentInfo,
   FTS_BEGIN,
   FTS_END,
-  hasPositionsTable,
+  SEGMENT_FORMAT,
   vectorInserter,
 } from './segment-format.js';
 import type { EmbeddableDoc } from '../text/index.js';
@@ -61,7 +61,7 @@ export interface MergeSource {
  * text: stored rows are copied by SQL, postings and positions are filtered and renumbered term
  * by term (a k-way merge over the sources' sorted term tables, so memory stays flat; entries
  * are copied as bytes, see remapPostings and keepPositions). Rows keep their seq/at/firstAt.
- * When a source has an older format (no positions), the postings, positions and stems of the
+ * When a source has an older format than SEGMENT_FORMAT, the postings, positions and stems of the
  * result are instead built from the copied rows' stored text, like a build (rows whose
  * language is null count as `defaultLanguage`), and each row's stored token counts follow the
  * new postings. Synchronous; runs in a pool worker.
@@ -70,7 +70,7 @@ export interface MergeSource {
  * mergeSegments(`${dir}/m1.seg.tmp`, [{ path: a, liveIds: [0, 2] }, { path: b, liveIds: [1] }], []);
  */
 export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[], vectors?: MergeVectors, defaultLanguage = 'en'): SegmentInfo {
-  const convert = sources.some((s) => !scanHasPositions(s.path));
+  const convert = sources.some((s) => scanFormat(s.path) < SEGMENT_FORMAT);
   const db = createFile(path);
   let next = 0;
   let embedded = vectors !== undefined;
@@ -138,11 +138,11 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
   return sealFile(db, path, { docCount: next, searchableCount: searchable, deleteCount: deletes.length }, seqs, languages, embedded && vectors ? { embedder: vectors.fp } : {});
 }
 
-/** Whether the sealed segment at `path` has word positions (format 4 and later). */
-function scanHasPositions(path: string): boolean {
+/** The format of the sealed segment at `path`. */
+function scanFormat(path: string): number {
   const db = openForScan(path);
   try {
-    return hasPositionsTable(db);
+    return Number(db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get());
   } finally {
     db.close();
   }
@@ -207,7 +207,7 @@ function mergeTerms(db: Database.Database, sources: MergeSource[], maps: Int32Ar
 
 /**
  * Analyses the searchable rows already copied into the merged file again, as a build would
- * (a source of an older format has no positions to copy), and brings each row's stored token
+ * (a source of an older format has no positions, or positions in format 4's layout, to copy), and brings each row's stored token
  * counts in line with the new postings. Returns the indexer holding the terms to write.
  */
 function reindexRows(db: Database.Database, defaultLanguage: string): SegmentIndexer {

@@ -45,13 +45,13 @@ interface DecodedEntry extends ClockEntry {
   drop(): void;
 }
 
-/** One cached postings list. */
-class PostingsEntry implements DecodedEntry {
+/** One cached postings list ({@link Postings}), or one positions blob as stored (Uint8Array). */
+class PostingsEntry<T = Postings> implements DecodedEntry {
   used = false;
   constructor(
-    readonly p: Postings | null,
+    readonly p: T | null,
     readonly bytes: number,
-    private readonly owner: Map<string, PostingsEntry>,
+    private readonly owner: Map<string, PostingsEntry<T>>,
     private readonly term: string,
   ) {}
   drop(): void {
@@ -106,7 +106,7 @@ export class SegmentReader {
   private readonly stmtBody: Database.Statement;
   private readonly stmtCard: Database.Statement;
   private readonly stmtCardNoContent: Database.Statement;
-  /** Word positions of a term (format 4), or, in older files, an FTS5 phrase query. */
+  /** Word positions of a term (format 4 and later), or, in older files, an FTS5 phrase query. */
   private readonly stmtPositions: Database.Statement | null;
   private readonly stmtPhrase: Database.Statement | null;
   private readonly stmtUrl: Database.Statement;
@@ -117,6 +117,8 @@ export class SegmentReader {
   private headingKeyCache: Array<Int32Array | null | undefined> | null = null;
   /** This reader's cached postings (entries also sit in the shared eviction order). */
   private readonly postingsMap = new Map<string, PostingsEntry>();
+  /** This reader's cached positions blobs (phrases), in the same eviction order. */
+  private readonly positionsMap = new Map<string, PostingsEntry<Uint8Array>>();
   /** Row vectors, read on first use and kept until close (undefined: not read yet). */
   private vecs: { v: SegmentVectors | null } | undefined;
   /** Run once at close (engine caches kept outside the reader drop its entries then). */
@@ -390,6 +392,24 @@ export class SegmentReader {
     return p;
   }
 
+  /**
+   * The positions blob of `term` as stored (postings.ts), or null when it has none; cached like
+   * postings (the blob, not decoded: phrase matching reads it forward once per query).
+   */
+  private positions(term: string): Uint8Array | null {
+    const cached = this.positionsMap.get(term);
+    if (cached !== undefined) {
+      cached.used = true;
+      return cached.p;
+    }
+    const blob = this.stmtPositions!.get(term) as Buffer | undefined;
+    const p = blob ? new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength) : null;
+    const e = new PostingsEntry<Uint8Array>(p, (p ? p.byteLength : 0) + 96 + term.length * 2, this.positionsMap, term);
+    this.positionsMap.set(term, e);
+    chargeDecoded(e);
+    return p;
+  }
+
   /** The row id of `url` in this segment, or null. */
   idOf(url: string): number | null {
     const v = this.stmtUrl.get(url) as number | undefined;
@@ -398,7 +418,7 @@ export class SegmentReader {
 
   /**
    * Row ids (any status, dead ones included) holding the folded words `phrase` at consecutive
-   * positions within the title, within one heading or within the content. Format 4 matches on
+   * positions within the title, within one heading or within the content. Formats 4 and 5 match on
    * the segment's positions; older files ask their FTS5 table.
    *
    * @example
@@ -415,10 +435,10 @@ export class SegmentReader {
     const cursors: PositionsCursor[] = [];
     for (const w of phrase) {
       const p = this.postings(w);
-      const blob = p ? (this.stmtPositions!.get(w) as Buffer | undefined) : undefined;
+      const blob = p ? this.positions(w) : null;
       if (!p || !blob) return out;
       lists.push(p);
-      cursors.push(new PositionsCursor(blob));
+      cursors.push(new PositionsCursor(blob, this.info.format === 4));
     }
     // Leapfrog over the id lists; the positions of the rows holding every word are compared.
     const at = new Int32Array(lists.length);
@@ -439,8 +459,8 @@ export class SegmentReader {
         if (ids[k] !== target) all = false;
       }
       if (!all) continue;
-      // Each cursor's view is overwritten by its next read, so the lists are copied.
-      for (let i = 0; i < lists.length; i++) ps[i] = cursors[i]!.at(at[i]!).slice();
+      // One cursor per phrase word: each view stays valid until that cursor's next read.
+      for (let i = 0; i < lists.length; i++) ps[i] = cursors[i]!.at(at[i]!);
       if (consecutive(ps)) out.add(target);
       for (let i = 0; i < lists.length; i++) at[i]!++;
     }
@@ -456,11 +476,13 @@ export class SegmentReader {
 
   close(): void {
     for (const hook of this.closeHooks.splice(0)) hook();
-    for (const e of this.postingsMap.values()) {
-      decodedClock.delete(e);
-      engineCacheUsed.postings -= e.bytes;
+    for (const m of [this.postingsMap, this.positionsMap] as Array<Map<string, DecodedEntry & { bytes: number }>>) {
+      for (const e of m.values()) {
+        decodedClock.delete(e);
+        engineCacheUsed.postings -= e.bytes;
+      }
+      m.clear();
     }
-    this.postingsMap.clear();
     this.vecs = undefined;
     readerPageCaches.delete(this.db);
     if (this.db.open) this.db.close();

@@ -123,7 +123,7 @@ export class SegmentIndexer {
     const { words: fw, compounds: fc } = analyzeShortFields(d);
     pb.begin(id);
     const lengths = [...fw.map((w) => w.length), 0];
-    // Word positions for phrases: title, headings, content (FTS5's columns before format 4).
+    // Word positions for phrases: title, headings, content (the columns FTS5 indexed in formats 1–3).
     const title = fw[0]!;
     for (let k = 0; k < title.length; k++) pb.add(0, title[k]!, k);
     for (const w of fc[0]!) pb.add(0, w);

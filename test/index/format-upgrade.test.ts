@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { doc, openStore, realPool, tempDir } from './helpers.js';
-import { toFormat3 } from './fixtures/format3.js';
+import { toFormat3, toFormat4 } from './fixtures/old-formats.js';
 import { writeSegment } from '../../src/index/segment-write.js';
 import { mergeSegments } from '../../src/index/segment-merge.js';
 import { SegmentReader } from '../../src/index/segment-reader.js';
@@ -34,7 +34,7 @@ const tables = (file: string): string[] => {
   }
 };
 
-t.test('format 3 segments answer phrases from FTS5 after start, and the merge job converts them to the current format', async (t) => {
+for (const [old, convert] of [[3, toFormat3], [4, toFormat4]] as const) t.test(`format ${old} segments answer phrases after start (format 3: from FTS5; 4: from count-led positions), and the merge job converts them to the current format`, async (t) => {
   const dir = tempDir(t);
   const pool = realPool(t);
   let store = await openStore(dir, pool);
@@ -54,7 +54,7 @@ t.test('format 3 segments answer phrases from FTS5 after start, and the merge jo
   const files = store.segments().map((s) => path.join(dir, 'segments', s.file));
   t.equal(files.length, 2);
   await store.close();
-  for (const f of files) toFormat3(f);
+  for (const f of files) convert(f);
 
   const search = (q: string): string[] => {
     const snap = store.acquire();
@@ -73,8 +73,10 @@ t.test('format 3 segments answer phrases from FTS5 after start, and the merge jo
 
   store = await openStore(dir, pool);
   t.teardown(() => store.close());
-  t.same(store.acquire().segments.map((s) => s.reader.info.format), [3, 3], 'opened as format 3');
-  expect('format 3 after start');
+  const before = store.acquire();
+  t.same(before.segments.map((s) => s.reader.info.format), [old, old], `opened as format ${old}`);
+  before.release();
+  expect(`format ${old} after start`);
 
   await store.merge();
   const after = store.segments();
@@ -83,6 +85,9 @@ t.test('format 3 segments answer phrases from FTS5 after start, and the merge jo
     const f = path.join(dir, 'segments', s.file);
     t.ok(fs.existsSync(f));
     t.same(tables(f), ['positions'], `${s.file}: positions, no FTS5`);
+    const r = SegmentReader.open(f);
+    t.equal(r.info.format, SEGMENT_FORMAT);
+    r.close();
   }
   const snap = store.acquire();
   t.same(snap.segments.map((s) => s.reader.info.format), [SEGMENT_FORMAT, SEGMENT_FORMAT], 'converted');
@@ -90,7 +95,7 @@ t.test('format 3 segments answer phrases from FTS5 after start, and the merge jo
   expect(`format ${SEGMENT_FORMAT} after the merge`);
 });
 
-t.test('merging a format 3 source gives the postings, positions and stems of a fresh build', async (t) => {
+for (const [old, convert] of [[3, toFormat3], [4, toFormat4]] as const) t.test(`merging a format ${old} source gives the postings, positions and stems of a fresh build`, async (t) => {
   const dir = tempDir(t);
   const mk = (i: number) => ({
     seq: i + 1, at: 1000 + i, firstAt: 500 + i,
@@ -104,7 +109,7 @@ t.test('merging a format 3 source gives the postings, positions and stems of a f
   const fb = path.join(dir, 'b.seg');
   writeSegment(fa, a, [], { defaultLanguage: 'fr' });
   writeSegment(fb, b, [], { defaultLanguage: 'fr' });
-  toFormat3(fa);
+  convert(fa);
   const liveA = a.map((_, i) => i).filter((i) => i % 3 !== 0);
   const liveB = b.map((_, i) => i);
   const merged = path.join(dir, 'm.seg');
