@@ -8,8 +8,8 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { Type, type TSchema } from '@sinclair/typebox';
-import { badParam } from '../core/index.js';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { badParam, type Settings } from '../core/index.js';
 import type { Services } from '../services.js';
 import { parseFilters, type SearchOutcome, type SearchParams } from '../search/index.js';
 import { requireSite } from './auth.js';
@@ -79,6 +79,22 @@ export const SHARED_SEARCH_PARAMS = {
   groupResults: BoolParam(true, 'group results by result group; false lists them under `_`'),
   semanticRatio: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Blend of vector ranking: 0 lexical only, 1 vector only; default the project\'s search.semantic.semanticRatio.' })),
 };
+
+/**
+ * The request fields search and suggest read alike from their {@link SHARED_SEARCH_PARAMS}
+ * (`q`: the values `readQuery` returned), with the filters checked against the project's.
+ */
+export function sharedSearchFields(ctx: Context, q: Static<TObject<typeof SHARED_SEARCH_PARAMS>>, settings: Settings) {
+  return {
+    query: q.query,
+    filters: parseFilters(filtersParam(ctx), settings.filters),
+    includeContent: q.includeContent,
+    highlightQueryTerms: q.highlightQueryTerms,
+    includeContentGroups: q.includeContentGroups ?? null,
+    excludeContentGroups: q.excludeContentGroups ?? null,
+    groupResults: q.groupResults,
+  };
+}
 
 /** One result of search or suggest. */
 export const SearchResult = Type.Object({
@@ -179,18 +195,12 @@ function read(ctx: Context, services: Services): SearchRequest {
     throw badParam('offset', `offset + limit must be at most ${MAX_WINDOW} (got ${q.offset} + ${q.limit}).`);
   }
   const params: SearchParams = {
-    query: q.query,
-    filters: parseFilters(filtersParam(ctx), settings.filters),
+    ...sharedSearchFields(ctx, q, settings),
     filterOptions: q.filterOptions,
     sort: q.sort || null,
     sortOrder: q.sortOrder,
     offset: q.offset,
     limit: q.limit,
-    includeContent: q.includeContent,
-    highlightQueryTerms: q.highlightQueryTerms,
-    includeContentGroups: q.includeContentGroups ?? null,
-    excludeContentGroups: q.excludeContentGroups ?? null,
-    groupResults: q.groupResults,
     limitPerGroup: q.limitPerGroup,
   };
   if (q.semanticRatio !== undefined) params.semanticRatio = q.semanticRatio;

@@ -7,11 +7,11 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { Type } from '@sinclair/typebox';
-import { parseFilters, type SuggestRequest } from '../search/index.js';
+import type { SuggestRequest } from '../search/index.js';
 import type { Services } from '../services.js';
 import { requireSite } from './auth.js';
 import { readQuery } from './params.js';
-import { filtersParam, SHARED_SEARCH_ANSWER, SHARED_SEARCH_PARAMS } from './search.js';
+import { SHARED_SEARCH_ANSWER, SHARED_SEARCH_PARAMS, sharedSearchFields } from './search.js';
 import { success, type RouteSpec } from './openapi.js';
 
 /** The query parameters of `GET /sites/suggest`: documented and read (`readQuery`) from this one declaration. */
@@ -46,14 +46,8 @@ function read(ctx: Context, services: Services): { siteId: string; req: SuggestR
   const q = readQuery(ctx, SuggestQuery);
   const settings = services.projects.getSettings(siteId);
   const req: SuggestRequest = {
-    query: q.query,
-    filters: parseFilters(filtersParam(ctx), settings.filters),
+    ...sharedSearchFields(ctx, q, settings),
     limit: q.limit,
-    groupResults: q.groupResults,
-    includeContent: q.includeContent,
-    highlightQueryTerms: q.highlightQueryTerms,
-    includeContentGroups: q.includeContentGroups ?? null,
-    excludeContentGroups: q.excludeContentGroups ?? null,
     maxQuerySuggestions: q.maxQuerySuggestions,
   };
   const semanticRatio = q.semanticRatio;

@@ -38,6 +38,26 @@ export interface IndexSnapshot {
   release(): void;
 }
 
+/**
+ * An {@link IndexSnapshot} of `fields` whose `release()` runs `onRelease` the first time only
+ * (a second release of one pin must not unpin another's).
+ *
+ * @example
+ * this.pins++;
+ * return pinnedSnapshot({ generation, segments, totalDocs, totalLengths }, () => this.pins--);
+ */
+export function pinnedSnapshot(fields: Omit<IndexSnapshot, 'release'>, onRelease: () => void): IndexSnapshot {
+  let released = false;
+  return {
+    ...fields,
+    release: () => {
+      if (released) return;
+      released = true;
+      onRelease();
+    },
+  };
+}
+
 export interface IndexStats {
   /** Searchable entries (status 200), including acknowledged but not yet published ones. */
   pages: number;

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AppError, type PageDoc } from '../core/index.js';
-import type { IndexSnapshot, LiveSegment, SegmentSummary } from './contract.js';
+import { pinnedSnapshot, type IndexSnapshot, type LiveSegment, type SegmentSummary } from './contract.js';
 import type { StoreContext } from './context.js';
 import type { Manifest, ManifestSegment } from './manifest.js';
 import { NFIELDS } from './segment-format.js';
@@ -197,18 +197,7 @@ export class Generations {
   /** A snapshot of the current generation for one search; `release()` is idempotent. */
   acquire(): IndexSnapshot {
     const g = this.pin();
-    let released = false;
-    return {
-      generation: g.number,
-      segments: g.liveSegments,
-      totalDocs: g.totalDocs,
-      totalLengths: g.totalLengths,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.unpin(g);
-      },
-    };
+    return pinnedSnapshot({ generation: g.number, segments: g.liveSegments, totalDocs: g.totalDocs, totalLengths: g.totalLengths }, () => this.unpin(g));
   }
 
   /** Per-segment sizes and tombstone counts of the current generation. */

@@ -9,6 +9,7 @@
  * try { … snapshot.segments … } finally { snapshot.release(); }
  */
 export type { EntryListingQuery, EntryListingRow, IndexSnapshot, LiveSegment, ProjectIndex, WriteOp } from './contract.js';
+export { pinnedSnapshot } from './contract.js';
 export { IndexRegistry } from './registry.js';
 export { DEFAULT_MAX_BUFFERED_DOCS } from './store.js';
 export { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, setSearchMemoryMb, setThreadCacheShare, threadCacheUsage } from './budgets.js';

@@ -23,6 +23,7 @@ import { AppError } from '../core/index.js';
 import {
   NFIELDS,
   SegmentReader,
+  pinnedSnapshot,
   decideFromScratch,
   readRowColumns,
   type IndexSnapshot,
@@ -194,19 +195,10 @@ export class NodeGeneration implements ProjectIndex {
 
   acquire(): IndexSnapshot {
     this.pins++;
-    let released = false;
-    return {
-      generation: this.generation,
-      segments: this.live,
-      totalDocs: this.totalDocs,
-      totalLengths: this.totalLengths,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.pins--;
-        this.maybeClose();
-      },
-    };
+    return pinnedSnapshot({ generation: this.generation, segments: this.live, totalDocs: this.totalDocs, totalLengths: this.totalLengths }, () => {
+      this.pins--;
+      this.maybeClose();
+    });
   }
 
   /** No search pins this generation. */
