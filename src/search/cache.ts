@@ -94,9 +94,12 @@ export class AnswerStore<V> {
       for (const k of stale) this.drop(k);
     }
     if (bytes > this.maxEntryBytes) return;
+    // Replacing the key (two concurrent misses of one answer) may forget the owner: re-add it.
     this.drop(key);
+    let mine = this.owners.get(owner);
+    if (!mine) this.owners.set(owner, (mine = { generation, keys: new Set() }));
     this.entries.set(key, { key, value, bytes, owner });
-    this.owners.get(owner)!.keys.add(key);
+    mine.keys.add(key);
     this.bytes += bytes;
     while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
       const [oldest] = this.entries.keys();

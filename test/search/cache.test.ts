@@ -87,6 +87,26 @@ t.test("a newer generation drops the index's older answers at once; other indexe
   t.equal(cache.stats().entries, 2, 'an answer of a superseded generation is not cached');
 });
 
+t.test('two concurrent misses of one answer both store it: the second replaces the first', async (t) => {
+  const cache = new SearchCache(1 << 20);
+  const owner = {};
+  const settings = defaultSettings();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const first = cache.get(owner, snapAt(1), settings, params('same'), async () => (await gate, outcome('first')));
+  const second = cache.get(owner, snapAt(1), settings, params('same'), async () => (await gate, outcome('second')));
+  release();
+  t.same([(await first).json, (await second).json], ['first', 'second']);
+  t.equal(cache.stats().entries, 1);
+  let computed = 0;
+  const hit = await cache.get(owner, snapAt(1), settings, params('same'), async () => ((computed++), outcome('third')));
+  t.equal(computed, 0, 'a hit');
+  t.equal(hit.json, 'second', 'the later answer');
+  // The owner's generation is still tracked: a newer one drops the answer.
+  await cache.get(owner, snapAt(2), settings, params('other'), async () => outcome('gen 2'));
+  t.equal(cache.stats().entries, 1);
+});
+
 t.test('a budget of 0 disables caching', async (t) => {
   const off = new SearchCache(0);
   let n = 0;
