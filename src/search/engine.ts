@@ -19,12 +19,12 @@
 import { fold, segmentedRuns, words } from '../text/index.js';
 import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
-import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, stopWordsFor, type Tolerance } from './expand.js';
+import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, stopWordsFor, type Alternative, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
 import { fuse, HYBRID_LEXICAL_KEEP, neighbourBar, segmentSims, type SemanticQuery } from './hybrid.js';
 import { excludedIds, forEachMatch, phraseSets, WordMatches } from './match.js';
-import { parseQuery, type ParsedQuery } from './query.js';
+import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
 import { orderHits, rerankTop, RERANK_TOP } from './rerank.js';
 import { scoringFor, type Hit } from './score.js';
 
@@ -104,7 +104,10 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   const scoring = scoringFor(settings.fieldWeights, snap, long);
   // The typed form's own idf in short queries only: a long question's inflections are the
   // asker's wording, not the page's.
-  const matches = new WordMatches(snap, alternatives, scoring, !long && slots.length > 1, long ? undefined : slots);
+  // Stop words of a short query count when a page holds them, without being required: among
+  // pages matching the significant words, the one holding the rest of the wording wins.
+  const optional = long || significant.slots.length === parsed.words.length ? [] : optionalWords(parsed, significant.slots, snap, settings);
+  const matches = new WordMatches(snap, [...alternatives, ...optional], scoring, !long && slots.length + optional.length > 1, long ? undefined : slots, slots.length);
   const idfs = matches.idfs();
   // Page/group, with the drop-last-words fallback: require the first k words, k from all down
   // to 1 (phrase words and quoted words are always required).
@@ -118,9 +121,9 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   let required = slots.length;
   let page: HitCollector;
   for (;;) {
-    const use = slots.map((_, i) => i < required || mustKeep[i]!);
+    const use = [...slots.map((_, i) => i < required || mustKeep[i]!), ...optional.map(() => true)];
     marks = sem ? snap.segments.map((s) => new Uint8Array(s.dead.length)) : null;
-    page = collect(snap, parsed, settings, req, keepLexical, matches, idfs, use, long, marks);
+    page = collect(snap, parsed, settings, req, keepLexical, matches, idfs, use, long, marks, optional.length);
     if (page.hits.length > 0 || parsed.browse) break;
     let next = required - 1;
     while (next > 0 && mustKeep[next]) next--;
@@ -224,13 +227,32 @@ function contiguousFirst(hits: Hit[], split: string[]): void {
   for (let i = 0; i < n; i++) hits[i] = ordered[i]!;
 }
 
-/** One pass of page/group over the matches of the words in `use`, segment by segment. */
+/**
+ * The alternatives of each stop word of `parsed` left out of `slots`, for optional scoring: its
+ * exact form (with completions and same-stem words when it is the last word read as a prefix:
+ * `unique` is still being typed when a page says `uniquement`); not for a phrase word, nor a
+ * word the index does not hold in any such form.
+ */
+function optionalWords(parsed: ParsedQuery, slots: QueryWord[], snap: IndexSnapshot, settings: SearchSettings): Alternative[][] {
+  const out: Alternative[][] = [];
+  const seen = new Set<string>();
+  for (const w of parsed.words) {
+    if (slots.includes(w) || w.phrase >= 0 || seen.has(w.word)) continue;
+    seen.add(w.word);
+    const alts = expansionsOf({ word: w.word, prefix: w.prefix, exactOnly: !w.prefix, phrase: -1 }, snap, settings, 'off', w.prefix, false);
+    if (alts.length) out.push(alts);
+  }
+  return out;
+}
+
+/** One pass of page/group over the matches of the words in `use` (the last `optional` of them optional), segment by segment. */
 function collect(
   snap: IndexSnapshot, parsed: ParsedQuery, settings: SearchSettings, req: SearchRequest, keep: number,
-  matches: WordMatches, idfs: number[], use: boolean[], orMode: boolean, marks: Uint8Array[] | null,
+  matches: WordMatches, idfs: number[], use: boolean[], orMode: boolean, marks: Uint8Array[] | null, optional: number,
 ): HitCollector {
   const page = new HitCollector(req, keep);
   const useIdfs = idfs.filter((_, i) => use[i]);
+  const requiredCount = use.slice(0, use.length - optional).filter(Boolean).length;
   snap.segments.forEach((seg, si) => {
     const maps = matches.maps[si]!.filter((_, i) => use[i]);
     const phrases = parsed.phrases.length ? phraseSets(seg, parsed.phrases) : [];
@@ -238,7 +260,7 @@ function collect(
     const rows = seg.reader.docValues().urls.length;
     const mark = marks?.[si];
     page.segment(seg, phrases, excluded, (consider) =>
-      forEachMatch(maps, useIdfs, orMode, parsed.browse, rows, mark ? (id, score, typos) => ((mark[id] = 1), consider(id, score, typos)) : consider),
+      forEachMatch(maps, useIdfs, orMode, parsed.browse, rows, mark ? (id, score, typos) => ((mark[id] = 1), consider(id, score, typos)) : consider, requiredCount),
     );
   });
   return page;

@@ -206,7 +206,7 @@ function slotDf(seg: LiveSegment, alts: Alternative[], lists: Array<Postings | n
  * with the shortest postings is walked in full and the others only for the rows it matched,
  * so a common word costs a few probes instead of a pass over its postings.
  */
-function matchSegment(seg: LiveSegment, alternatives: Alternative[][], lists: Array<Array<Postings | null>>, scoring: Scoring, lazy: boolean): SlotHits[] {
+function matchSegment(seg: LiveSegment, alternatives: Alternative[][], lists: Array<Array<Postings | null>>, scoring: Scoring, lazy: boolean, required: number): SlotHits[] {
   const dv = seg.reader.docValues();
   const n = dv.urls.length;
   const dead = seg.dead;
@@ -237,7 +237,7 @@ function matchSegment(seg: LiveSegment, alternatives: Alternative[][], lists: Ar
   if (lazy && alternatives.length > 1) {
     const totals = lists.map((ls) => ls.reduce((t, p) => t + (p ? p.ids.length : 0), 0));
     first = 0;
-    for (let i = 1; i < totals.length; i++) if (totals[i]! < totals[first]!) first = i;
+    for (let i = 1; i < required; i++) if (totals[i]! < totals[first]!) first = i;
   }
   if (first < 0) return alternatives.map((_, slot) => scoreAll(slot));
   const out = new Array<SlotHits>(alternatives.length);
@@ -293,7 +293,7 @@ function matchSegment(seg: LiveSegment, alternatives: Alternative[][], lists: Ar
  * of its own, and the completions are what is meant) nor for words of scripts segmented by
  * dictionary (a query word there is often a piece of a page's word). Lists without an exact
  * alternative, or where it is as common as the union, are returned as they are (`words` is
- * aligned with `alternatives`; `postingsOf` gives a term's postings per segment).
+ * aligned with the first `alternatives`, the others are left as they are; `postingsOf` gives a term's postings per segment).
  *
  */
 function withExactIdf(
@@ -301,8 +301,8 @@ function withExactIdf(
 ): Alternative[][] {
   return alternatives.map((alts, wi) => {
     const ei = alts.findIndex((a) => a.kind === 'exact');
-    const w = words[wi]!;
-    if (ei < 0 || alts.length < 2 || w.prefix || isSegmentedScript(w.word)) return alts;
+    const w = words[wi];
+    if (!w || ei < 0 || alts.length < 2 || w.prefix || isSegmentedScript(w.word)) return alts;
     let dfExact = 0;
     let dfAll = 0;
     const perAlt = alts.map((a) => postingsOf(a.term));
@@ -341,6 +341,8 @@ export class WordMatches {
     private readonly scoring: Scoring,
     lazy: boolean,
     words?: QueryWord[],
+    /** Words from this index on are optional (scored where they match, never walked first). */
+    private readonly required = alternatives.length,
   ) {
     this.lazy = lazy;
     this.alternatives = words ? withExactIdf(snap, alternatives, words, scoring.N, (t) => this.postingsOf(t)) : alternatives;
@@ -378,7 +380,7 @@ export class WordMatches {
   private build(lazy: boolean): SlotHits[][] {
     return this.snap.segments.map((seg, si) => {
       const lists = this.alternatives.map((alts) => alts.map((a) => this.postingsOf(a.term)[si] ?? null));
-      return matchSegment(seg, this.alternatives, lists, this.scoring, lazy);
+      return matchSegment(seg, this.alternatives, lists, this.scoring, lazy, this.required);
     });
   }
 
@@ -398,7 +400,7 @@ export type Consider = (id: number, score: number, typos: number) => void;
  * row matching any of `maps`' words, scores added word by word; otherwise the rows matching
  * all of them. `rows` is the segment's row count.
  */
-export function forEachMatch(maps: SlotHits[], idfs: number[], orMode: boolean, browse: boolean, rows: number, consider: Consider): void {
+export function forEachMatch(maps: SlotHits[], idfs: number[], orMode: boolean, browse: boolean, rows: number, consider: Consider, required = maps.length): void {
   if (browse || maps.length === 0) {
     for (let id = 0; id < rows; id++) consider(id, 0, 0);
     return;
@@ -423,14 +425,14 @@ export function forEachMatch(maps: SlotHits[], idfs: number[], orMode: boolean, 
     return;
   }
   let smallest = 0;
-  for (let i = 1; i < maps.length; i++) if (maps[i]!.count < maps[smallest]!.count) smallest = i;
+  for (let i = 1; i < required; i++) if (maps[i]!.count < maps[smallest]!.count) smallest = i;
   const first = maps[smallest]!;
   for (let k = 0; k < first.count; k++) {
     const id = first.ids[k]!;
     let score = 0;
     let typos = 0;
     let ok = true;
-    for (let mi = 0; mi < maps.length; mi++) {
+    for (let mi = 0; mi < required; mi++) {
       const m = maps[mi]!;
       const t = m.typo[id]!;
       if (t === NO_MATCH) {
@@ -440,7 +442,12 @@ export function forEachMatch(maps: SlotHits[], idfs: number[], orMode: boolean, 
       score += m.score[id]! * idfs[mi]!;
       typos += t;
     }
-    if (ok) consider(id, score, typos);
+    if (!ok) continue;
+    for (let mi = required; mi < maps.length; mi++) {
+      const m = maps[mi]!;
+      if (m.typo[id] !== NO_MATCH) score += m.score[id]! * idfs[mi]!;
+    }
+    consider(id, score, typos);
   }
 }
 

@@ -203,3 +203,17 @@ t.test('a word typed in a rarer inflected form ranks pages holding that form fir
   const b = runQuery(many, settings, req('pakets anleitung '));
   t.same(b.hits.map((h) => [h.url, h.score.toFixed(9)]), a.hits.map((h) => [h.url, h.score.toFixed(9)]), 'the same however the index is split');
 });
+
+t.test('stop words of a short query rank pages holding them higher without being required', async (t) => {
+  const fr = (slug: string, title: string, content: string) => makeDoc(`https://s.test/${slug}`, title, content, { language: 'fr' });
+  const snap = snapshotOf([[
+    fr('worded', 'Les versions', 'Quand vous lisez ceci, la version est gelée uniquement pour la troisième fois.'),
+    fr('other', 'Les versions', 'La version gelée, gelée encore : rien de plus.'),
+    fr('none', 'Autre', 'Une page sans rapport.'),
+  ]]);
+  t.teardown(() => snap.cleanup());
+  const r = runQuery(snap, settings, req('vous gelée troisième '));
+  t.same(r.hits.map((h) => h.url.replace('https://s.test/', '')), ['worded', 'other'], 'the page with the whole wording first; the other still matches');
+  t.same(runQuery(snap, settings, req('gelée ')).hits.map((h) => h.url.replace('https://s.test/', '')), ['other', 'worded'], 'without the stop words, more of the word wins');
+  t.equal(first(snap, 'gelée unique'), 'worded', 'a stop word still being typed counts through its completions (uniquement)');
+});
