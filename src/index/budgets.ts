@@ -34,9 +34,12 @@ export function setThreadCacheShare(share: { engineMb: number; pageCacheMb: numb
   readerPageCaches.setTotalKb(Math.floor(share.pageCacheMb * 1024));
 }
 
-// Shares of the default total (928 MiB): the BM25F values' entries also count the decoded postings
-// they keep alive, so they get the largest share.
-const SHARE = { postings: 256, impacts: 512, cards: 160 };
+// Shares of the total. Result cards hold the most per entry (a page's text and its word runs for
+// snippets, up to ~60 KB) and every uncached search reads ten of them: with the whole PostgreSQL
+// manual's known-item queries rotating, the cards fill their share first and a miss costs a
+// SQLite read and the page's word runs again, while the decoded postings and BM25F values stay
+// well under theirs. The BM25F values' entries also count the decoded postings they keep alive.
+const SHARE = { postings: 160, impacts: 224, cards: 544 };
 const SHARES = SHARE.postings + SHARE.impacts + SHARE.cards;
 
 /** The byte budget of each engine cache in this thread. */

@@ -8,12 +8,12 @@ import { makeDoc } from '../helpers/docs.js';
 
 const MiB = 1024 * 1024;
 
-t.test('the total is split 256 : 512 : 160 between postings, BM25F values and cards', async (t) => {
+t.test('the total is split 160 : 224 : 544 between postings, BM25F values and cards', async (t) => {
   t.teardown(() => setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB));
-  setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB);
-  t.same({ ...engineCacheBudget }, { postings: 256 * MiB, impacts: 512 * MiB, cards: 160 * MiB });
+  setSearchMemoryMb(928);
+  t.same({ ...engineCacheBudget }, { postings: 160 * MiB, impacts: 224 * MiB, cards: 544 * MiB });
   setSearchMemoryMb(58);
-  t.same({ ...engineCacheBudget }, { postings: 16 * MiB, impacts: 32 * MiB, cards: 10 * MiB });
+  t.same({ ...engineCacheBudget }, { postings: 10 * MiB, impacts: 14 * MiB, cards: 34 * MiB });
 });
 
 // Deterministic pseudo-random words, so every query touches other postings lists.
