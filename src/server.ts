@@ -204,7 +204,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       log: { info: (m) => indexLog.info(m), warn: (m) => indexLog.warn(m), error: (m) => indexLog.error(m) },
       defaultLanguage: (siteId) => (projects.hasProject(siteId) ? projects.getSettings(siteId).search.language : 'en'),
       embedder: embedderOf,
-      ...(cfg.testPauseIn && !cfg.testPauseIn.startsWith('export') ? { pauseIn: cfg.testPauseIn as 'build' | 'merge' | 'commit' | 'manifest' } : {}),
+      ...(cfg.testPauseIn === 'build' || cfg.testPauseIn === 'merge' || cfg.testPauseIn === 'commit' || cfg.testPauseIn === 'manifest' ? { pauseIn: cfg.testPauseIn } : {}),
     });
     cleanups.push(() => indexes.closeAll());
     // A search node (any server given a primary) forwards its query log through a durable outbox.

@@ -42,7 +42,7 @@ import {
   type TopQuery,
 } from './timechart.js';
 import type { QuerySuggestion, SuggestionIndex } from './suggestions.js';
-import type { QueryEvent } from './events.js';
+import { QUERY_EVENT_ACTIONS, type QueryEvent } from './events.js';
 
 const SITE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -426,29 +426,66 @@ export class QueryLogService {
   }
 
   /**
-   * Takes a batch a search node forwarded (the primary's `POST /cluster/querylog`): each entry
-   * is recorded as if searched here, with its own time and visitor hash, then everything is
-   * written ({@link flush}) so the caller may acknowledge the batch. Entries of unknown
-   * projects or without a query are skipped. Returns how many were taken.
+   * Takes batch `batchId` a search node forwarded (the primary's `POST /cluster/querylog`),
+   * exactly once per project: each project's part (its entries, with their own times and
+   * visitor hashes) is written at once on this thread, in one transaction with the batch id
+   * ({@link SiteQueryLog.writeOnce}, fsynced), and a part whose project log already holds the
+   * id is skipped. So a batch sent again after a lost answer or a crash of this process, at
+   * any point, counts once. Entries of unknown projects, without a query or malformed are
+   * skipped. The primary's own searches keep their queue and writer thread.
+   *
+   * Throws when a project's part cannot be written (the parts written before it stay, and a
+   * retry skips them): the caller must not acknowledge the batch then.
+   *
+   * @returns `accepted`: entries written now; `parts`: projects the batch had entries for;
+   * `duplicateParts`: of those, the ones already written by an earlier delivery.
+   * @example const { accepted, parts, duplicateParts } = services.analytics.ingestBatch(batchId, entries);
    */
-  ingest(entries: readonly ForwardedLogEntry[]): number {
-    let taken = 0;
+  ingestBatch(batchId: string, entries: readonly ForwardedLogEntry[]): { accepted: number; parts: number; duplicateParts: number } {
+    const bySite = new Map<string, LogBatch>();
     for (const e of entries) {
-      if (typeof e?.site !== 'string' || typeof e.query !== 'string' || typeof e.at !== 'number' || typeof e.visitor !== 'string') continue;
-      if (this.opts.settingsOf && this.opts.settingsOf(e.site) === undefined) continue;
+      const site = e?.site;
+      if (typeof site !== 'string' || !SITE_ID.test(site)) continue;
+      if (typeof e.query !== 'string' || typeof e.at !== 'number' || !Number.isFinite(e.at)) continue;
+      // Hashes are hex; a newline would break a batch's joined visitors (batch.ts).
+      if (typeof e.visitor !== 'string' || e.visitor === '' || e.visitor.length > 200 || e.visitor.includes('\n')) continue;
+      const query = normaliseQuery(e.query);
+      if (query === '') continue;
+      let batch = bySite.get(site);
+      if (!batch) {
+        if (this.opts.settingsOf && this.opts.settingsOf(site) === undefined) continue;
+        bySite.set(site, (batch = new LogBatch()));
+      }
       if (e.kind === 'search') {
-        this.record(e.site, { query: e.query, results: Number(e.results) || 0, filters: e.filters, sort: e.sort, at: e.at, visitor: e.visitor });
+        const results = Number.isFinite(e.results) && e.results > 0 ? Math.floor(e.results) : 0;
+        const filters = e.filters === undefined || e.filters === null || (Array.isArray(e.filters) && e.filters.length === 0) ? null : JSON.stringify(e.filters);
+        batch.addSearch(e.at, query, results, filters, e.sort ? String(e.sort) : null, e.visitor);
       } else if (e.kind === 'event') {
-        const ev: QueryEventEntry = { query: e.query, action: e.action, at: e.at, visitor: e.visitor };
-        if (typeof e.timeToAction === 'number') ev.timeToAction = e.timeToAction;
-        if (typeof e.link === 'string') ev.link = e.link;
-        if (typeof e.position === 'number') ev.position = e.position;
-        this.recordEvent(e.site, ev);
-      } else continue;
-      taken++;
+        const action = typeof e.action === 'string' ? (e.action.toLowerCase() as QueryEvent['action']) : null;
+        if (action === null || !(QUERY_EVENT_ACTIONS as readonly string[]).includes(action)) continue;
+        batch.events.push({
+          kind: 'event',
+          at: e.at,
+          query,
+          action,
+          timeToAction: typeof e.timeToAction === 'number' && Number.isFinite(e.timeToAction) ? e.timeToAction : null,
+          link: typeof e.link === 'string' ? e.link : null,
+          position: typeof e.position === 'number' && Number.isFinite(e.position) ? e.position : null,
+          visitor: e.visitor,
+        });
+      }
     }
-    this.flush();
-    return taken;
+    const now = this.opts.clock();
+    let accepted = 0;
+    let duplicateParts = 0;
+    let parts = 0;
+    for (const [siteId, batch] of bySite) {
+      if (batch.empty) continue;
+      parts++;
+      if (this.site(siteId).writeOnce(batchId, batch, now)) accepted += batch.entries;
+      else duplicateParts++;
+    }
+    return { accepted, parts, duplicateParts };
   }
 
   /**

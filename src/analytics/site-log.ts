@@ -17,6 +17,9 @@
  *                   of the in-memory {@link SuggestionIndex}.
  * - `state`         `closed_through` (end of the last closed hour bucket), `window_start_day`,
  *                   `aggregated_through` (last `searches.id` in query_days/query_totals).
+ * - `received_batches` ids of the search nodes' batches whose entries for this project are in
+ *                   `searches`/`events`, written in the same transaction as those entries
+ *                   ({@link SiteQueryLog.writeOnce}); kept {@link RECEIVED_BATCH_KEEP_MS}.
  *
  * Invariant: `query_totals.count` = Σ `query_days.count` for that query; both count exactly the
  * searches with `id` ≤ state `aggregated_through`; the in-memory index equals `query_totals`
@@ -67,7 +70,15 @@ CREATE TABLE IF NOT EXISTS query_days(
 CREATE TABLE IF NOT EXISTS query_totals(
   query TEXT PRIMARY KEY, count INTEGER NOT NULL, last_results INTEGER NOT NULL, last_at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS received_batches(batch_id TEXT PRIMARY KEY, received_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS received_batches_at ON received_batches(received_at);
 `;
+
+/**
+ * How long a project's log remembers a search node's batch id (30 days): a node retries a
+ * batch for far less, and an id forgotten sooner could be counted again.
+ */
+export const RECEIVED_BATCH_KEEP_MS = 30 * 86_400_000;
 
 /**
  * Files written before query_days was clustered by day (primary key (query, day) plus an index
@@ -232,6 +243,7 @@ export class SiteQueryLog {
   private suggestions: SuggestionIndex | null = null;
   private readonly inserter: LogInserter;
   private readonly writeTx: (batch: LogBatch, aggregate: boolean) => void;
+  private readonly writeOnceTx: (batchId: string, batch: LogBatch, now: number, keepMs: number) => boolean;
   /** See {@link SiteQueryLogOptions.beforeWrite}. */
   private readonly beforeWrite: () => void;
 
@@ -273,6 +285,18 @@ export class SiteQueryLog {
     this.writeTx = this.db.transaction((batch: LogBatch, aggregate: boolean): void => {
       this.inserter.insert(batch, this.closedThrough, this.windowStartDay);
       if (aggregate || this.inserter.pending.rows >= AGGREGATE_EVERY_ROWS) this.inserter.writePending();
+    });
+    const received = this.db.prepare('SELECT 1 FROM received_batches WHERE batch_id = ?').pluck();
+    const receive = this.db.prepare('INSERT INTO received_batches(batch_id, received_at) VALUES (?, ?)');
+    const forget = this.db.prepare('DELETE FROM received_batches WHERE received_at < ?');
+    this.writeOnceTx = this.db.transaction((batchId: string, batch: LogBatch, now: number, keepMs: number): boolean => {
+      if (received.get(batchId) !== undefined) return false;
+      receive.run(batchId, now);
+      this.inserter.insert(batch, this.closedThrough, this.windowStartDay);
+      // With the searches: the writer thread may move aggregated_through past them next.
+      this.inserter.writePending();
+      forget.run(now - keepMs);
+      return true;
     });
     this.catchUpAggregates();
   }
@@ -332,6 +356,29 @@ export class SiteQueryLog {
     this.beforeWrite();
     this.writeTx(batch, aggregate);
     this.noteCounted(batch, this.windowStartDay);
+  }
+
+  /**
+   * Writes a search node's batch `batchId` (this project's part of it) exactly once: the id and
+   * the entries commit in one transaction, and an id this log already holds writes nothing.
+   * The commit is synchronous=FULL (the WAL is fsynced), so once this returns the part survives
+   * a process kill and an OS crash or power loss. Returns false when the part was already there.
+   * Throws when the write fails (nothing of the part is then written).
+   *
+   * @example if (!log.writeOnce('b-7f3a…', batch, Date.now())) duplicates++;
+   */
+  writeOnce(batchId: string, batch: LogBatch, now: number, keepMs = RECEIVED_BATCH_KEEP_MS): boolean {
+    this.beforeWrite();
+    // Only this commit pays an fsync; the connection's own searches stay at NORMAL.
+    this.db.pragma('synchronous = FULL');
+    let fresh: boolean;
+    try {
+      fresh = this.writeOnceTx(batchId, batch, now, keepMs);
+    } finally {
+      this.db.pragma('synchronous = NORMAL');
+    }
+    if (fresh) this.noteCounted(batch, this.windowStartDay);
+    return fresh;
   }
 
   /**

@@ -118,8 +118,11 @@ export interface Config {
    * `make embeddings`; `none` turns the built-in embedder off (projects using it search lexically).
    */
   wordVectors: string;
-  /** Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work stalls so a kill lands there. */
-  testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | 'export-blob' | 'export-index' | null;
+  /**
+   * Crash-test hook (SITESIFT_TEST_PAUSE_IN): where segment work, an export or a search node's
+   * query-log batch (`querylog-ack`: committed, not yet answered) stalls so a kill lands there.
+   */
+  testPauseIn: 'build' | 'merge' | 'commit' | 'manifest' | 'export-blob' | 'export-index' | 'querylog-ack' | null;
 }
 
 /**
@@ -294,7 +297,7 @@ const SPECS: SettingSpec[] = [
   { key: 'rateMaxClients', env: 'SITESIFT_RATE_MAX_CLIENTS', flag: 'rate-max-clients', parse: parseInteger(100, 10_000_000) },
   // Crash tests only: makes segment builds/merges/commits stall at that point (never in production).
   { key: 'wordVectors', env: 'SITESIFT_WORD_VECTORS', flag: 'word-vectors', parse: parseNonEmpty },
-  { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest', 'export-blob', 'export-index'] as const) },
+  { key: 'testPauseIn', env: 'SITESIFT_TEST_PAUSE_IN', flag: 'test-pause-in', parse: parseEnum(['build', 'merge', 'commit', 'manifest', 'export-blob', 'export-index', 'querylog-ack'] as const) },
 ];
 
 /**

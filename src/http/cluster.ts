@@ -5,9 +5,10 @@
  * - `POST /admin/nodes` `{name?}` (master key) → 201 `{status, id, name, prefix, createdAt, key}`;
  *   `GET /admin/nodes` lists them (never the key); `DELETE /admin/nodes/:id` revokes one.
  * - `POST /cluster/querylog` (`Authorization: Bearer <node key>`) `{batchId, entries:[…]}` →
- *   200 `{status, batchId, accepted, duplicate}`. Idempotent by `batchId`: a batch delivered
- *   again is acknowledged without being counted again. The entries are written to the query
- *   logs before the answer, so an acknowledged batch is on disk.
+ *   200 `{status, batchId, accepted, duplicate}`. Exactly once per project by `batchId`, across
+ *   crashes of this process: each project's part commits with the id in that project's query
+ *   log (fsynced) before the answer, and a part already there is skipped; `duplicate` is true
+ *   when every part was.
  */
 import type Router from '@koa/router';
 import { Type } from '@sinclair/typebox';
@@ -71,13 +72,26 @@ export function register(router: Router, services: Services): void {
     if (typeof batchId !== 'string' || !BATCH_ID.test(batchId)) throw new AppError('invalid_parameter', '"batchId" must be 8–100 letters, digits, "-" or "_".', 'batchId');
     const entries = body?.entries;
     if (!Array.isArray(entries) || entries.length > MAX_BATCH_ENTRIES) throw new AppError('invalid_parameter', `"entries" must be an array of at most ${MAX_BATCH_ENTRIES} entries.`, 'entries');
-    // Synchronous from the check to the record: no second delivery can interleave.
+    // Fast path: system.db lists a batch once every project's part is written. Correctness
+    // does not rest on it: each project's log holds the ids of the parts it wrote, in the same
+    // transaction as their entries, and skips them (a crash between the two is covered).
     if (services.projects.batchDelivered(batchId)) {
       ctx.body = { status: 'success', batchId, accepted: 0, duplicate: true };
       return;
     }
-    const accepted = services.analytics.ingest(entries as ForwardedLogEntry[]);
+    const { accepted, parts, duplicateParts } = services.analytics.ingestBatch(batchId, entries as ForwardedLogEntry[]);
+    if (services.config.testPauseIn === 'querylog-ack') await pauseForCrashTest(services);
     services.projects.recordBatch(batchId, node.id, accepted);
-    ctx.body = { status: 'success', batchId, accepted, duplicate: false };
+    ctx.body = { status: 'success', batchId, accepted, duplicate: parts > 0 && duplicateParts === parts };
   });
+}
+
+/**
+ * Crash-test hook (SITESIFT_TEST_PAUSE_IN=querylog-ack, never set in production): the batch's
+ * entries are committed and its answer not sent; logs "querylog paused" and never resolves,
+ * so a test's SIGKILL lands in that window (test/http/cluster-querylog-crash.test.ts).
+ */
+async function pauseForCrashTest(services: Services): Promise<never> {
+  services.log.warn({ point: 'querylog-ack' }, 'querylog paused');
+  return new Promise<never>(() => {});
 }

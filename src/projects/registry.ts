@@ -217,6 +217,7 @@ export class ProjectRegistry {
         entries INTEGER NOT NULL,
         received_at INTEGER NOT NULL
       );
+      CREATE INDEX IF NOT EXISTS node_batches_received ON node_batches (received_at);
     `);
     this.stmt = prepareStatements(db);
   }
@@ -451,7 +452,11 @@ export class ProjectRegistry {
     return row;
   }
 
-  /** Whether a query-log batch id was already delivered (and counted). */
+  /**
+   * Whether a query-log batch id was already delivered (and counted): the fast path of
+   * `POST /cluster/querylog`. Each project's query log holds the ids it wrote too, in the same
+   * transaction as the entries, and that is what keeps a batch from counting twice.
+   */
   batchDelivered(batchId: string): boolean {
     return this.db.prepare('SELECT 1 FROM node_batches WHERE batch_id = ?').get(batchId) !== undefined;
   }

@@ -167,3 +167,25 @@ t.test('a batch updates the suggestion index once per distinct query, to what on
   for (const q of ['create index', 'vacuum', 'cluster']) t.same(index.get(q), other.get(q), q);
   for (const typed of ['c', 'cr', 'v', 'va', 'in']) t.same(index.lookup(typed, 10, 1), other.lookup(typed, 10, 1), typed);
 });
+
+t.test("a search node's batch is written once per project log, with its suggestions, and its id is forgotten after 30 days", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitesift-ql-once-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  let now = T0;
+  const svc = new QueryLogService({ dataDir, clock: () => now, writerThread: false });
+  t.teardown(() => svc.close());
+  const search = (query: string, results = 2) => ({ kind: 'search' as const, at: T0 - 1000, query, results, filters: null, sort: null, visitor: 'v' });
+  const rows = [search('once only'), search('once only'), search('elsewhere', 0)]; // normalised, as ingestBatch hands them over
+  const log = svc.site('docs');
+  t.equal(log.writeOnce('batch-a', LogBatch.of(rows), now), true);
+  t.equal(log.writeOnce('batch-a', LogBatch.of(rows), now), false, 'the same id writes nothing');
+  const count = () => log.db.prepare('SELECT COUNT(*) FROM searches').pluck().get();
+  t.equal(count(), 3);
+  t.same(svc.querySuggestions('docs', 'once', { max: 10, minSearches: 2 }), [{ query: 'once only' }], 'counted once for suggestions');
+  t.equal(log.db.prepare("SELECT COUNT(*) FROM query_totals WHERE query = 'once only'").pluck().get(), 1, 'aggregates written with the batch');
+  t.equal(log.db.prepare("SELECT count FROM query_totals WHERE query = 'once only'").pluck().get(), 2);
+
+  now = T0 + 31 * DAY;
+  t.equal(log.writeOnce('batch-b', LogBatch.of([search('later')]), now), true);
+  t.same(log.db.prepare('SELECT batch_id FROM received_batches').pluck().all(), ['batch-b'], 'ids older than 30 days are pruned');
+});

@@ -128,3 +128,29 @@ t.test('a node server queues searches and events and pushes them to the primary'
   t.equal(ev.status, 200);
   t.equal(await countReaching('from the node', 2), 2, 'the searches made on the node are in the primary\'s top queries');
 });
+
+t.test('a batch spanning two projects counts once in each, even when one project already had its part', async (t) => {
+  const created = await api(s.url, '/admin/projects', { method: 'POST', token: s.masterKey, json: { siteId: 'shop-two' } });
+  t.equal(created.status, 201);
+  const at = Date.now() - 60_000;
+  const inDefault = [search('spanning default', 3, at), search('spanning default', 3, at)];
+  const inShop = [{ ...search('spanning shop', 1, at), site: 'shop-two' }, { ...search('spanning shop', 1, at), site: 'shop-two' }, { ...search('spanning shop', 1, at), site: 'shop-two' }];
+  const batchId = 'batch-spanning-0001';
+  // An earlier delivery of this batch that was cut off (a primary crash) after the shop's part
+  // committed and before the default project's: system.db never listed the id.
+  t.same(s.services.analytics.ingestBatch(batchId, inShop), { accepted: 3, parts: 1, duplicateParts: 0 });
+  const shopTop = async () => countOf((await api(s.url, '/sites/queries/top?site=shop-two&limit=100', { token: s.masterKey })).body.queries, 'spanning shop');
+  t.equal(await shopTop(), 3);
+
+  const body = { batchId, entries: [inDefault[0], ...inShop, inDefault[1]] };
+  const first = await api(s.url, '/cluster/querylog', { method: 'POST', token: nodeKey, json: body });
+  t.same([first.status, first.body.accepted, first.body.duplicate], [200, 2, false], "only the default project's part is new");
+  t.equal(await countReaching('spanning default', 2), 2, 'counted once in the default project');
+  t.equal(await shopTop(), 3, 'and not again in the shop');
+
+  const again = await api(s.url, '/cluster/querylog', { method: 'POST', token: nodeKey, json: body });
+  t.same([again.status, again.body.accepted, again.body.duplicate], [200, 0, true]);
+  t.same(s.services.analytics.ingestBatch(batchId, body.entries), { accepted: 0, parts: 2, duplicateParts: 2 }, 'each project log knows the batch by itself');
+  t.equal(countOf(await top(), 'spanning default'), 2);
+  t.equal(await shopTop(), 3);
+});
