@@ -19,6 +19,7 @@
 import { fold, segmentedRuns, words } from '../text/index.js';
 import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
+import { foldedCard } from './cards.js';
 import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, stopWordsFor, type Alternative, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
@@ -209,7 +210,7 @@ const CONTIGUOUS_TOP = 30;
  * their halves when splitUnmatched cut one), each anywhere in a page; among the top hits, pages
  * holding every such run as typed, uninterrupted (in the title or the card's content), go first,
  * in their order. Postings keep no positions, so this is the adjacency check, done on the few
- * pages a visitor sees.
+ * pages a visitor sees; their folded texts are kept with the thread's result cards (cards.ts).
  */
 function contiguousFirst(hits: Hit[], split: string[]): void {
   const n = Math.min(hits.length, CONTIGUOUS_TOP);
@@ -218,9 +219,9 @@ function contiguousFirst(hits: Hit[], split: string[]): void {
   const holds = top.map((h) => {
     // The title, read without the content, settles the pages whose title holds every run; a
     // run has no line break, so it is in the card when it is in the title or in the content.
-    const title = fold(h.seg.reader.card(h.id, false).title);
+    const title = foldedCard(h, false).title;
     if (split.every((w) => title.includes(w))) return true;
-    const content = fold(h.seg.reader.card(h.id, true).content);
+    const content = foldedCard(h, true).content;
     return split.every((w) => title.includes(w) || content.includes(w));
   });
   const ordered = [...top.filter((_, i) => holds[i]), ...top.filter((_, i) => !holds[i])];

@@ -4,9 +4,10 @@
  * mappings, pages, groups and renders the results. Pure with respect to the snapshot; callers
  * pin and release it (`SearchService` in src/search/service.ts does that for the routes).
  */
-import { type IndexSnapshot, type ResultCard, engineCacheBudget, engineCacheUsed } from '../index/index.js';
+import type { IndexSnapshot } from '../index/index.js';
 import { type DataPoint, type FilterValue, type ResultMapping, type Settings, safeImageUrl } from '../core/index.js';
 import { compilePattern } from '../text/index.js';
+import { cardOf } from './cards.js';
 import { runQuery, type Hit } from './engine.js';
 import type { SemanticQuery } from './hybrid.js';
 import type { SemanticMeta } from './semantic.js';
@@ -156,70 +157,6 @@ function placeCustoms(hits: Hit[], customs: Custom[], grouped: boolean): Array<H
     list.splice(at, 0, c);
   }
   return list;
-}
-
-/**
- * Result cards of this thread, all segments together, in a byte-bounded cache (CLOCK: about LRU) in front of the
- * SQLite read (top results repeat across queries; each card also keeps its text's word runs
- * for snippets, see `snippet()`'s memo). Segments are immutable, so a card never goes stale;
- * a reader's cards leave the cache when it closes.
- */
-interface CardEntry {
-  card: ResultCard;
-  bytes: number;
-  /** Second-chance bit (CLOCK eviction: a hit never reorders a Map). */
-  used: boolean;
-  owner: Map<number, CardEntry>;
-  key: number;
-}
-const cardMaps = new WeakMap<object, Map<number, CardEntry>>();
-const cardClock = new Set<CardEntry>();
-
-/** The stored fields of a hit. */
-function cardOf(h: Hit, withContent: boolean): ResultCard {
-  let m = cardMaps.get(h.seg.reader);
-  if (!m) {
-    const cards = new Map<number, CardEntry>();
-    cardMaps.set(h.seg.reader, (m = cards));
-    h.seg.reader.onClose(() => {
-      for (const e of cards.values()) {
-        cardClock.delete(e);
-        engineCacheUsed.cards -= e.bytes;
-      }
-      cards.clear();
-    });
-  }
-  const key = 2 * h.id + (withContent ? 1 : 0);
-  const e = m.get(key);
-  if (e) {
-    e.used = true;
-    return e.card;
-  }
-  const card = h.seg.reader.card(h.id, withContent);
-  // Strings at up to two bytes per character; the content's word runs (12 bytes per run of
-  // about 6 characters) and their index by hash add about as much again.
-  const bytes = 2 * (card.title.length + card.url.length + card.description.length) + 5 * card.content.length + 512;
-  const entry: CardEntry = { card, bytes, used: false, owner: m, key };
-  m.set(key, entry);
-  cardClock.add(entry);
-  engineCacheUsed.cards += bytes;
-  // Budget per thread: src/index/budgets.ts (~110 MB by this estimate for the top 10 of the
-  // 799 corpus queries at ~100k pages).
-  if (engineCacheUsed.cards > engineCacheBudget.cards) {
-    // Evict in batches down to 7/8 of the budget; recently used cards get a second chance.
-    for (const x of cardClock) {
-      if (engineCacheUsed.cards <= engineCacheBudget.cards - engineCacheBudget.cards / 8) break;
-      cardClock.delete(x);
-      if (x.used) {
-        x.used = false;
-        cardClock.add(x);
-        continue;
-      }
-      x.owner.delete(x.key);
-      engineCacheUsed.cards -= x.bytes;
-    }
-  }
-  return card;
 }
 
 /** The same object with HTML-escaped keys (content-group names), in the same order. */

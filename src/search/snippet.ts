@@ -115,6 +115,46 @@ interface WordRuns {
   to: number;
   /** Runs grouped by hash (built on first use for texts kept with a memo). */
   byHash?: HashIndex;
+  /** Per folded word of the other runs, the runs holding it, ascending (built like byHash). */
+  otherByWord?: Map<string, number[]>;
+}
+
+/** Other runs beyond which a kept text looks matched words up by word instead of scanning every run. */
+const OTHER_INDEX_MIN = 64;
+
+function otherByWord(other: WordRuns['other']): Map<string, number[]> {
+  const ix = new Map<string, number[]>();
+  for (let k = 0; k < other.length; k++) {
+    for (const w of other[k]!.words) {
+      const list = ix.get(w);
+      if (!list) ix.set(w, [k]);
+      else if (list[list.length - 1] !== k) list.push(k);
+    }
+  }
+  return ix;
+}
+
+/**
+ * Indexes into `runs.other` of the runs holding a word of `matched`, ascending: those a scan of
+ * every run would pick, found through the text's word index (CJK cards hold thousands of runs,
+ * a query a few dozen matched words).
+ */
+function otherCandidates(runs: WordRuns, matched: Set<string>): number[] {
+  const ix = (runs.otherByWord ??= otherByWord(runs.other));
+  const out: number[] = [];
+  if (matched.size <= ix.size) {
+    for (const w of matched) {
+      const list = ix.get(w);
+      if (list) for (const k of list) out.push(k);
+    }
+  } else {
+    for (const [w, list] of ix) if (matched.has(w)) for (const k of list) out.push(k);
+  }
+  out.sort((a, b) => a - b);
+  let n = 0;
+  for (let i = 0; i < out.length; i++) if (i === 0 || out[i] !== out[i - 1]) out[n++] = out[i]!;
+  out.length = n;
+  return out;
 }
 
 /**
@@ -386,7 +426,7 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   }
   if (!runs.nonAscii) return out;
   const ascii = out.start.length;
-  for (const r of runs.other) {
+  const pick = (r: WordRuns['other'][number]) => {
     for (const w of r.words) {
       if (matched.has(w)) {
         out.start.push(r.start);
@@ -395,7 +435,9 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
         break;
       }
     }
-  }
+  };
+  if (memo && runs.other.length > OTHER_INDEX_MIN) for (const k of otherCandidates(runs, matched)) pick(runs.other[k]!);
+  else for (const r of runs.other) pick(r);
   if (out.start.length > ascii) {
     // Spans never overlap (an ASCII run touching a non-ASCII code unit is not one), so an
     // order by start is a total order.

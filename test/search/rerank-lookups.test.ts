@@ -60,3 +60,29 @@ t.test('a repeated query looks up each term once per segment, a reading word twi
     }
   }
 });
+
+t.test('the contiguity check of a CJK query reads the top pages from SQLite once: a repeated query reads none', async (t) => {
+  // 40 pages holding both words, half of them side by side: more than the 30 checked.
+  const ja = Array.from({ length: 40 }, (_, i) =>
+    makeDoc(`https://s.test/ja/${i}`, `文書 ${i}`, i % 2 ? `情報の説明。管理の説明。ページ ${i}` : `情報管理の扱い。ページ ${i}`, { language: 'ja' }),
+  );
+  const snap = snapshotOf([ja]);
+  t.teardown(() => snap.cleanup());
+  const reader = snap.segments[0]!.reader;
+  const orig = reader.card;
+  let reads = 0;
+  reader.card = function (id: number, withContent: boolean) {
+    reads++;
+    return orig.call(this, id, withContent);
+  };
+  t.teardown(() => {
+    reader.card = orig;
+  });
+  const first = runQuery(snap, settings, { ...base, query: '情報管理' });
+  t.ok(reads > 0, 'the first query reads cards');
+  t.ok(first.hits.slice(0, 10).every((h) => Number(h.url.split('/').pop()) % 2 === 0), 'pages holding the run as typed first');
+  reads = 0;
+  const again = runQuery(snap, settings, { ...base, query: '情報管理' });
+  t.equal(reads, 0, 'no card read again');
+  t.same(again.hits.map((h) => h.url), first.hits.map((h) => h.url), 'same order');
+});

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { highlight, snippet } from '../../src/search/snippet.js';
-import { fold } from '../../src/text/index.js';
+import { fold, words } from '../../src/text/index.js';
 
 // The matcher before the character scan: one case-insensitive regex of the matched ASCII words
 // as whole words (any non-ASCII code unit counts as a word character), then folded lookups of
@@ -98,6 +98,31 @@ t.test('texts kept with a memo (runs grouped by hash) give the same snippets as 
     }
   }
   t.equal(same, 900);
+});
+
+t.test('CJK and accented texts kept with a memo (runs indexed by word) give the same snippets and marks as a fresh scan', async (t) => {
+  let seed = 29;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  // Runs holding several folded words (管理ツール), words in several runs, accented Latin runs.
+  const vocab = ['管理', 'ツール', 'パッケージ', 'の', 'を', 'インストール', '削除', '情報', 'Straße', 'Größe', 'café', 'debian', 'apt'];
+  const seps = ['', '', '。', '、', ' ', '\n', '（', '）'];
+  let same = 0;
+  for (let n = 0; n < 60; n++) {
+    let text = '';
+    const len = 80 + rnd(400);
+    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const memo = {};
+    for (let r = 0; r < 4; r++) {
+      const matched = new Set<string>();
+      const k = 1 + rnd(r === 3 ? 40 : 5);
+      for (let i = 0; i < k; i++) matched.add(i < vocab.length ? words(vocab[rnd(vocab.length)]!)[0]! : `w${i}`);
+      const a = snippet(text, matched, { highlight: true, memo });
+      const b = snippet(text, matched, { highlight: true });
+      if (a === b && highlight(text, matched, memo) === highlight(text, matched)) same++;
+      else t.fail(`differs with ${JSON.stringify([...matched])}: ${a} vs ${b}`);
+    }
+  }
+  t.equal(same, 240);
 });
 
 t.test('words whose hashes collide are told apart; a card memo keeps its title and content runs apart', async (t) => {
