@@ -115,46 +115,83 @@ interface WordRuns {
   to: number;
   /** Runs grouped by hash (built on first use for texts kept with a memo). */
   byHash?: HashIndex;
-  /** Per folded word of the other runs, the runs holding it, ascending (built like byHash). */
-  otherByWord?: Map<string, number[]>;
+  /** Word index of the other runs (built like byHash). */
+  otherIndex?: OtherIndex;
+}
+
+/**
+ * The other runs of a kept text by folded word: per word, pairs (run index, position of the
+ * word's first occurrence in the run's words), runs ascending; and the runs' offsets.
+ */
+interface OtherIndex {
+  byWord: Map<string, number[]>;
+  start: Int32Array;
+  end: Int32Array;
 }
 
 /** Other runs beyond which a kept text looks matched words up by word instead of scanning every run. */
 const OTHER_INDEX_MIN = 64;
 
-function otherByWord(other: WordRuns['other']): Map<string, number[]> {
-  const ix = new Map<string, number[]>();
+function otherIndex(other: WordRuns['other']): OtherIndex {
+  const byWord = new Map<string, number[]>();
+  const start = new Int32Array(other.length);
+  const end = new Int32Array(other.length);
   for (let k = 0; k < other.length; k++) {
-    for (const w of other[k]!.words) {
-      const list = ix.get(w);
-      if (!list) ix.set(w, [k]);
-      else if (list[list.length - 1] !== k) list.push(k);
+    const r = other[k]!;
+    start[k] = r.start;
+    end[k] = r.end;
+    const ws = r.words;
+    for (let p = 0; p < ws.length; p++) {
+      const list = byWord.get(ws[p]!);
+      if (!list) byWord.set(ws[p]!, [k, p]);
+      else if (list[list.length - 2] !== k) list.push(k, p);
     }
   }
-  return ix;
+  return { byWord, start, end };
 }
 
 /**
- * Indexes into `runs.other` of the runs holding a word of `matched`, ascending: those a scan of
- * every run would pick, found through the text's word index (CJK cards hold thousands of runs,
- * a query a few dozen matched words).
+ * Appends to `out` the spans of the other runs holding a word of `matched`, each with the
+ * first such word of the run, in run order: what a scan of every run does, found through the
+ * text's word index (CJK cards hold thousands of runs, a query a few dozen matched words).
  */
-function otherCandidates(runs: WordRuns, matched: Set<string>): number[] {
-  const ix = (runs.otherByWord ??= otherByWord(runs.other));
-  const out: number[] = [];
-  if (matched.size <= ix.size) {
+function otherSpansIndexed(runs: WordRuns, matched: Set<string>, out: Spans): void {
+  const ix = (runs.otherIndex ??= otherIndex(runs.other));
+  const n = runs.other.length;
+  /** Per run: 1 + position in its words of its first matched word (0: none), and that word's index in `found`. */
+  const first = new Int32Array(n);
+  const which = new Int32Array(n);
+  const found: string[] = [];
+  const mark = (w: string, list: number[]) => {
+    const f = found.push(w) - 1;
+    for (let i = 0; i < list.length; i += 2) {
+      const k = list[i]!;
+      const p = list[i + 1]! + 1;
+      if (first[k] === 0 || p < first[k]!) {
+        first[k] = p;
+        which[k] = f;
+      }
+    }
+  };
+  if (matched.size <= ix.byWord.size) {
     for (const w of matched) {
-      const list = ix.get(w);
-      if (list) for (const k of list) out.push(k);
+      const list = ix.byWord.get(w);
+      if (list) mark(w, list);
     }
   } else {
-    for (const [w, list] of ix) if (matched.has(w)) for (const k of list) out.push(k);
+    for (const [w, list] of ix.byWord) if (matched.has(w)) mark(w, list);
   }
-  out.sort((a, b) => a - b);
-  let n = 0;
-  for (let i = 0; i < out.length; i++) if (i === 0 || out[i] !== out[i - 1]) out[n++] = out[i]!;
-  out.length = n;
-  return out;
+  // Word ids as wordId assigns them (in order of first use), per found word.
+  const ids = new Int32Array(found.length).fill(-1);
+  for (let k = 0; k < n; k++) {
+    if (first[k] === 0) continue;
+    const f = which[k]!;
+    let id = ids[f]!;
+    if (id < 0) ids[f] = id = wordId(out.words, found[f]!);
+    out.start.push(ix.start[k]!);
+    out.end.push(ix.end[k]!);
+    out.word.push(id);
+  }
 }
 
 /**
@@ -426,25 +463,38 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   }
   if (!runs.nonAscii) return out;
   const ascii = out.start.length;
-  const pick = (r: WordRuns['other'][number]) => {
-    for (const w of r.words) {
-      if (matched.has(w)) {
-        out.start.push(r.start);
-        out.end.push(r.end);
-        out.word.push(wordId(out.words, w));
-        break;
+  if (memo && runs.other.length > OTHER_INDEX_MIN) {
+    otherSpansIndexed(runs, matched, out);
+  } else {
+    for (const r of runs.other) {
+      for (const w of r.words) {
+        if (matched.has(w)) {
+          out.start.push(r.start);
+          out.end.push(r.end);
+          out.word.push(wordId(out.words, w));
+          break;
+        }
       }
     }
-  };
-  if (memo && runs.other.length > OTHER_INDEX_MIN) for (const k of otherCandidates(runs, matched)) pick(runs.other[k]!);
-  else for (const r of runs.other) pick(r);
-  if (out.start.length > ascii) {
-    // Spans never overlap (an ASCII run touching a non-ASCII code unit is not one), so an
-    // order by start is a total order.
-    const order = out.start.map((_, i) => i).sort((x, y) => out.start[x]! - out.start[y]!);
-    out.start = order.map((i) => out.start[i]!);
-    out.end = order.map((i) => out.end[i]!);
-    out.word = order.map((i) => out.word[i]!);
+  }
+  if (ascii > 0 && out.start.length > ascii) {
+    // Both lists are in text order and spans never overlap (an ASCII run touching a non-ASCII
+    // code unit is not one): one merge by start.
+    const n = out.start.length;
+    const start: number[] = [];
+    const end: number[] = [];
+    const word: number[] = [];
+    let i = 0;
+    let j = ascii;
+    while (i < ascii || j < n) {
+      const k = j >= n || (i < ascii && out.start[i]! < out.start[j]!) ? i++ : j++;
+      start.push(out.start[k]!);
+      end.push(out.end[k]!);
+      word.push(out.word[k]!);
+    }
+    out.start = start;
+    out.end = end;
+    out.word = word;
   }
   return out;
 }

@@ -57,3 +57,16 @@ t.test('segmentWord cuts pieces by its class table exactly as the piece regex do
     t.same(segmentWord(w), segmentWordByRegex(w), w);
   }
 });
+
+t.test('wordSpans cuts pieces by its class table exactly as the piece regex does', async (t) => {
+  const { wordSpans, wordSpansByRegex } = await import('../../src/text/segment.js');
+  const chars = ['ー', '々', 'ア', 'あ', '漢', '𠀋', 'a', '1', 'ก', '한', 'ລ', 'ក', 'မ', 'é', 'ж', 'ヴ', 'ｱ', '〆', '〇', ' ', '。', '-', '\u3099', 'の', '管理', 'ツール', 'パッケージ'];
+  let seed = 17;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (let k = 0; k < 3000; k++) {
+    let w = '';
+    const len = 1 + Math.floor(rnd() * 16);
+    for (let i = 0; i < len; i++) w += chars[Math.floor(rnd() * chars.length)];
+    t.same(wordSpans(w), wordSpansByRegex(w), w);
+  }
+});
