@@ -51,6 +51,7 @@ t.test('a swap reuses the open segments of the previous generation', async (t) =
   t.equal(second.segments.length, first.segments.length + 1);
   t.equal(svc.files.opened - openedFirst, 1, 'only the new segment file was opened');
   t.equal(svc.health().lastSwap?.openedSegments, 1, 'health reports it');
+  t.equal(svc.health().lastSwap?.fetchedBlobs, 1, 'and only the new segment was fetched: the node had every other file');
   t.equal(svc.view('default').gen.derivation, 'incremental', 'tombstones derived from the previous generation’s');
   for (const seg of first.segments) {
     const same = second.segments.find((s) => s.id === seg.id);
