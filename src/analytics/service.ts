@@ -23,6 +23,11 @@
  * once, one transaction per project: a crash loses at most the last second, a search never
  * waits for SQLite, and the inserts do not run on the main thread. Without the thread (not
  * started, or failed) the same batches are written on the main thread.
+ *
+ * A search node's forwarded batch ({@link QueryLogService.ingestBatch}) bypasses that queue: it
+ * must be on disk before the primary acknowledges it, and counted once however often it is
+ * sent, so each project's part is written at once on the main thread in one fsynced
+ * transaction together with the batch id.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
