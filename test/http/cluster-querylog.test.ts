@@ -73,6 +73,8 @@ t.test('a batch delivered twice counts once in the primary\'s reports', async (t
   t.equal(nores.body.queries.find((q: { query: string }) => q.query === 'nothing here')?.count, 1);
   const chart = await api(s.url, '/sites/queries/timechart?interval=day', { token: s.token });
   t.ok(chart.body.total >= 3, 'the time chart counts forwarded searches');
+  const suggest = await api(s.url, '/sites/suggest?site=default&query=twice&maxQuerySuggestions=5');
+  t.same(suggest.body.querySuggestions, [{ query: 'twice delivered' }], 'query suggestions include forwarded searches (2 of them: minSearches is 2)');
 });
 
 t.test('the outbox keeps entries across a restart while the primary is unreachable, retries with the same batch id, and a lost answer does not double-count', async (t) => {
