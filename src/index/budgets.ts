@@ -37,15 +37,15 @@ export function setThreadCacheShare(share: { engineMb: number; pageCacheMb: numb
 // Shares of the total. Result cards hold the most per entry (a page's text and its word runs for
 // snippets, up to ~60 KB) and every uncached search reads ten of them: with the whole PostgreSQL
 // manual's known-item queries rotating, the cards fill their share first and a miss costs a
-// SQLite read and the page's word runs again, while the decoded postings and BM25F values stay
-// well under theirs. The BM25F values' entries also count the decoded postings they keep alive.
-const SHARE = { postings: 160, impacts: 224, cards: 544 };
-const SHARES = SHARE.postings + SHARE.impacts + SHARE.cards;
+// SQLite read and the page's word runs again. `postings` holds the decoded lists together with
+// their BM25F values (src/search/score.ts), counted once.
+const SHARE = { postings: 384, cards: 544 };
+const SHARES = SHARE.postings + SHARE.cards;
 
 /** The byte budget of each engine cache in this thread. */
-export const engineCacheBudget = { postings: 0, impacts: 0, cards: 0 };
+export const engineCacheBudget = { postings: 0, cards: 0 };
 /** The bytes each engine cache counts as used now (by its own estimate of its entries). */
-export const engineCacheUsed = { postings: 0, impacts: 0, cards: 0 };
+export const engineCacheUsed = { postings: 0, cards: 0 };
 
 /**
  * Sets this thread's engine cache budgets from a total in MiB, split in fixed shares. Called
@@ -55,7 +55,6 @@ export const engineCacheUsed = { postings: 0, impacts: 0, cards: 0 };
 export function setSearchMemoryMb(mb: number): void {
   const bytes = Math.floor(mb * 1024 * 1024);
   engineCacheBudget.postings = Math.floor((bytes * SHARE.postings) / SHARES);
-  engineCacheBudget.impacts = Math.floor((bytes * SHARE.impacts) / SHARES);
   engineCacheBudget.cards = Math.floor((bytes * SHARE.cards) / SHARES);
 }
 
@@ -75,7 +74,7 @@ export interface ClockEntry {
  * is dropped (`drop` removes it from its owner) and its bytes stop counting. Evicting in
  * batches starts one iteration per batch rather than one per insertion.
  *
- * @example if (engineCacheUsed.impacts > engineCacheBudget.impacts) evictByClock('impacts', clock, (e) => owner.delete(e.term));
+ * @example if (engineCacheUsed.cards > engineCacheBudget.cards) evictByClock('cards', clock, (e) => owner.delete(e.key));
  */
 export function evictByClock<E extends ClockEntry>(cache: keyof typeof engineCacheBudget, clock: Set<E>, drop: (e: E) => void): void {
   const target = engineCacheBudget[cache] - engineCacheBudget[cache] / 8;
@@ -113,7 +112,7 @@ export function threadCacheUsage(): ThreadCacheUsage {
   const m = process.memoryUsage();
   const one = (k: keyof typeof engineCacheBudget) => ({ budgetMb: mib(engineCacheBudget[k]), usedMb: mib(Math.max(0, engineCacheUsed[k])) });
   return {
-    engine: { postings: one('postings'), impacts: one('impacts'), cards: one('cards') },
+    engine: { postings: one('postings'), cards: one('cards') },
     readerPageCaches: { budgetMb: mib(readerPageCaches.budgetKb * 1024), connections: readerPageCaches.size, eachKb: readerPageCaches.perConnectionKb },
     heap: { usedMb: mib(h.used_heap_size), totalMb: mib(h.total_heap_size), limitMb: mib(h.heap_size_limit), externalMb: mib(m.external) },
   };

@@ -44,26 +44,75 @@ export function encodePosting(out: Uint8Array, delta: number, tfs: Uint16Array, 
 /** Decoded postings of one term in one segment (all rows, dead ones included). */
 export interface Postings {
   ids: Int32Array;
-  /** tfs[i * NFIELDS + f] */
-  tfs: Uint16Array;
+  /**
+   * tfs[i * NFIELDS + f]. One byte per count when every count of the list is below 256 (nearly
+   * every list: titles, headings and most pages repeat a word far fewer times), else two.
+   */
+  tfs: Uint8Array | Uint16Array;
 }
 
-/** Decodes one postings blob. Throws a RangeError when the blob is truncated. */
+// Decode scratch, grown to the longest list decoded so far: the lists kept in caches are
+// exact-size copies, so a cached list holds only its own bytes (not a guess of its length).
+let scratchIds = new Int32Array(1024);
+let scratchTfs = new Uint16Array(1024 * NFIELDS);
+
+/**
+ * Decodes one postings blob. Throws a RangeError when the blob is truncated.
+ *
+ * The varints are read inline rather than through {@link VarintReader}: this loop runs once per
+ * posting of every list a search decodes (tens of thousands per query on a 100k-page site).
+ */
 export function decodePostings(buf: Uint8Array): Postings {
-  const cap = Math.ceil(buf.length / 3);
-  const ids = new Int32Array(cap);
-  const tfs = new Uint16Array(cap * NFIELDS);
-  const r = new VarintReader(buf);
+  const len = buf.length;
+  const cap = Math.ceil(len / 3);
+  if (scratchIds.length < cap) {
+    scratchIds = new Int32Array(cap);
+    scratchTfs = new Uint16Array(cap * NFIELDS);
+  }
+  const ids = scratchIds;
+  const tfs = scratchTfs;
+  tfs.fill(0, 0, cap * NFIELDS);
+  let pos = 0;
   let n = 0;
   let prev = 0;
-  while (!r.done) {
-    prev += r.varint();
+  let max = 0;
+  while (pos < len) {
+    // The id delta.
+    let b = buf[pos++]!;
+    let v = b & 0x7f;
+    for (let shift = 7; b & 0x80; shift += 7) {
+      if (pos >= len) throw truncated(pos);
+      b = buf[pos++]!;
+      v += shift < 28 ? (b & 0x7f) << shift : (b & 0x7f) * 2 ** shift;
+    }
+    prev += v;
     ids[n] = prev;
-    const mask = r.byte();
-    for (let f = 0; f < NFIELDS; f++) if (mask & (1 << f)) tfs[n * NFIELDS + f] = Math.min(r.varint(), 65535);
+    if (pos >= len) throw truncated(pos);
+    const mask = buf[pos++]!;
+    const at = n * NFIELDS;
+    for (let f = 0; f < NFIELDS; f++) {
+      if ((mask & (1 << f)) === 0) continue;
+      if (pos >= len) throw truncated(pos);
+      b = buf[pos++]!;
+      let tf = b & 0x7f;
+      for (let shift = 7; b & 0x80; shift += 7) {
+        if (pos >= len) throw truncated(pos);
+        b = buf[pos++]!;
+        tf += shift < 28 ? (b & 0x7f) << shift : (b & 0x7f) * 2 ** shift;
+      }
+      if (tf > 65535) tf = 65535;
+      if (tf > max) max = tf;
+      tfs[at + f] = tf;
+    }
     n++;
   }
-  return { ids: ids.subarray(0, n), tfs: tfs.subarray(0, n * NFIELDS) };
+  const outTfs = max < 256 ? new Uint8Array(n * NFIELDS) : new Uint16Array(n * NFIELDS);
+  outTfs.set(tfs.subarray(0, n * NFIELDS));
+  return { ids: ids.slice(0, n), tfs: outTfs };
+}
+
+function truncated(pos: number): RangeError {
+  return new RangeError(`varint buffer truncated at byte ${pos}`);
 }
 
 /**

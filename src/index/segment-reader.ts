@@ -48,9 +48,15 @@ interface DecodedEntry extends ClockEntry {
 /** One cached postings list ({@link Postings}), or one positions blob as stored (Uint8Array). */
 class PostingsEntry<T = Postings> implements DecodedEntry {
   used = false;
+  /**
+   * The list's BM25F values under the scoring setups the engine asked for (src/search/score.ts),
+   * newest last: at most {@link MAX_SETUPS}, so setups of past generations (whose averages
+   * differed) age out as new ones come. Postings lists only.
+   */
+  values: Array<{ setup: string; v: Float64Array }> | null = null;
   constructor(
     readonly p: T | null,
-    readonly bytes: number,
+    public bytes: number,
     private readonly owner: Map<string, PostingsEntry<T>>,
     private readonly term: string,
   ) {}
@@ -58,6 +64,12 @@ class PostingsEntry<T = Postings> implements DecodedEntry {
     this.owner.delete(this.term);
   }
 }
+
+/**
+ * Scoring setups whose values one list keeps: the short-query and the long-query setup of the
+ * current generation (src/search/score.ts, scoringFor).
+ */
+const MAX_SETUPS = 2;
 
 /**
  * Eviction order of what every reader of this thread decoded (postings lists and row vectors
@@ -390,6 +402,44 @@ export class SegmentReader {
     this.postingsMap.set(term, e);
     chargeDecoded(e);
     return p;
+  }
+
+  /**
+   * The BM25F values of `term`'s list `p` under the scoring setup `setup` (one per posting,
+   * computed by the engine and kept with the list, under the same budget), or undefined when
+   * not kept. `p` must be the list {@link postings} returned: values of a list decoded again
+   * after an eviction are computed again.
+   */
+  postingValues(term: string, p: Postings, setup: string): Float64Array | undefined {
+    const e = this.postingsMap.get(term);
+    if (!e || e.p !== p || !e.values) return undefined;
+    for (const x of e.values) if (x.setup === setup) return x.v;
+    return undefined;
+  }
+
+  /**
+   * Keeps `values` (one per posting of `term`'s list `p`, under scoring setup `setup`) with the
+   * cached list, charged to the same budget; does nothing when the list is no longer cached.
+   */
+  keepPostingValues(term: string, p: Postings, setup: string, values: Float64Array): void {
+    const e = this.postingsMap.get(term);
+    if (!e || e.p !== p || !decodedClock.has(e)) return;
+    const list = (e.values ??= []);
+    const at = list.findIndex((x) => x.setup === setup);
+    if (at >= 0) {
+      e.bytes -= list[at]!.v.byteLength;
+      engineCacheUsed.postings -= list[at]!.v.byteLength;
+      list.splice(at, 1);
+    }
+    if (list.length >= MAX_SETUPS) {
+      const old = list.shift()!;
+      e.bytes -= old.v.byteLength;
+      engineCacheUsed.postings -= old.v.byteLength;
+    }
+    list.push({ setup, v: values });
+    e.bytes += values.byteLength;
+    engineCacheUsed.postings += values.byteLength;
+    if (engineCacheUsed.postings > engineCacheBudget.postings) evictByClock('postings', decodedClock, (x) => x.drop());
   }
 
   /**

@@ -12,10 +12,7 @@
  * cached and freshly computed values come from the same function and are identical; the
  * ranking order is total (typo tier, then score, then URL), so results are deterministic.
  */
-import {
-  engineCacheBudget, engineCacheUsed, evictByClock, type ClockEntry, type IndexSnapshot,
-  type LiveSegment, NFIELDS, type Postings,
-} from '../index/index.js';
+import { type IndexSnapshot, type LiveSegment, NFIELDS, type Postings } from '../index/index.js';
 import type { FieldWeights } from '../core/index.js';
 
 const K1 = 1.2;
@@ -92,26 +89,11 @@ export function idf(N: number, df: number): number {
   return Math.log(1 + (N - df + 0.5) / (df + 0.5));
 }
 
-/** One cached list of values. */
-interface ImpactEntry extends ClockEntry {
-  p: Postings;
-  imp: Float64Array;
-  owner: Map<string, ImpactEntry>;
-  term: string;
-  /** The reader's maps by scoring setup, and this entry's setup (emptied maps are dropped). */
-  setups: Map<string, Map<string, ImpactEntry>>;
-  setup: string;
-}
-/** Per segment reader, per scoring setup: term → cached values. */
-const impactMaps = new WeakMap<object, Map<string, Map<string, ImpactEntry>>>();
-/** Eviction order of all entries ({@link evictByClock}). */
-const impactClock = new Set<ImpactEntry>();
-
 /**
  * BM25F values of whole postings lists of one segment for one scoring setup: common words recur
  * across queries, and their value per posting is the same until a new generation changes the
- * averages. One budget for the thread (src/index/budgets.ts), sized in bytes (values plus the
- * decoded postings an entry keeps alive).
+ * averages. Kept with the decoded list in the segment reader's postings cache (one budget for
+ * both, src/index/budgets.ts), so a list and its values are evicted together and counted once.
  */
 export interface ImpactCache {
   /** The values of `term`'s list `p` (the postings object identifies the decoded list). */
@@ -121,52 +103,10 @@ export interface ImpactCache {
 
 /** The {@link ImpactCache} of `seg` under the setup `scoringKey` ({@link Scoring.key}). */
 export function impactsFor(seg: LiveSegment, scoringKey: string): ImpactCache {
-  let byKey = impactMaps.get(seg.reader);
-  if (!byKey) {
-    const setups = new Map<string, Map<string, ImpactEntry>>();
-    impactMaps.set(seg.reader, (byKey = setups));
-    // A retired segment's values go with its reader, not when the CLOCK comes round to them.
-    seg.reader.onClose(() => {
-      for (const m of setups.values()) {
-        for (const e of m.values()) {
-          impactClock.delete(e);
-          engineCacheUsed.impacts -= e.bytes;
-        }
-      }
-      setups.clear();
-    });
-  }
-  let map = byKey.get(scoringKey);
-  if (!map) byKey.set(scoringKey, (map = new Map()));
-  const m = map;
-  const setups = byKey;
+  const reader = seg.reader;
   return {
-    get(term, p) {
-      const e = m.get(term);
-      if (!e || e.p !== p) return undefined;
-      e.used = true;
-      return e.imp;
-    },
-    set(term, p, imp) {
-      const bytes = imp.byteLength + p.ids.byteLength + p.tfs.byteLength + 2 * term.length + 128;
-      // One list may take an eighth of the thread's budget.
-      if (bytes > engineCacheBudget.impacts / 8) return;
-      const old = m.get(term);
-      if (old) {
-        impactClock.delete(old);
-        engineCacheUsed.impacts -= old.bytes;
-      }
-      const e: ImpactEntry = { p, imp, bytes, used: false, owner: m, term, setups, setup: scoringKey };
-      m.set(term, e);
-      impactClock.add(e);
-      engineCacheUsed.impacts += bytes;
-      if (engineCacheUsed.impacts <= engineCacheBudget.impacts) return;
-      evictByClock('impacts', impactClock, (x) => {
-        if (x.owner.get(x.term) === x) x.owner.delete(x.term);
-        // Setups of past generations empty out and go.
-        if (x.owner.size === 0 && x.setups.get(x.setup) === x.owner) x.setups.delete(x.setup);
-      });
-    },
+    get: (term, p) => reader.postingValues(term, p, scoringKey),
+    set: (term, p, imp) => reader.keepPostingValues(term, p, scoringKey, imp),
   };
 }
 

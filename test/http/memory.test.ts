@@ -43,7 +43,7 @@ t.test('every cache is sized from its share of the budget, and the split is repo
   const share = plan.searchThreads.share!;
   for (const th of threads.slice(1, 3)) {
     t.equal(th.shareMb, plan.searchThreads.eachTotalMb);
-    const engine = th.engine.postings.budgetMb + th.engine.impacts.budgetMb + th.engine.cards.budgetMb;
+    const engine = th.engine.postings.budgetMb + th.engine.cards.budgetMb;
     t.ok(Math.abs(engine - share.engineMb) < 0.3, `${th.thread}: engine caches sized to its share (${engine} of ${share.engineMb} MB)`);
     t.ok(Math.abs(th.readerPageCaches.budgetMb - share.pageCacheMb) < 0.2, `${th.thread}: segment page caches sized to its share`);
     t.ok(th.heap.usedMb > 0);

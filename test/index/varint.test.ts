@@ -81,3 +81,29 @@ t.test('postings entries: encode, decode and renumber', async (t) => {
   t.same([...q.ids], [0, 1]);
   t.same([...q.tfs], [2, 0, 0, 1, 0, 127, 0, 0, 0, 1]);
 });
+
+t.test('decoded postings: exact-size arrays, one byte per count below 256, two otherwise', async (t) => {
+  const encode = (rows: Array<[number, number[]]>) => {
+    const out = new ByteWriter();
+    const scratch = new Uint8Array(64);
+    const tfs = new Uint16Array(NFIELDS);
+    let prev = 0;
+    for (const [id, counts] of rows) {
+      tfs.set(counts);
+      out.copy(scratch, 0, encodePosting(scratch, id - prev, tfs, 0));
+      prev = id;
+    }
+    return Uint8Array.from(out.bytes());
+  };
+  const small = decodePostings(encode([[1, [1, 0, 0, 0, 3]], [9, [0, 0, 0, 0, 255]]]));
+  t.ok(small.tfs instanceof Uint8Array, 'counts up to 255: bytes');
+  t.equal(small.tfs.buffer.byteLength, 2 * NFIELDS, 'the counts hold only their own bytes');
+  t.equal(small.ids.buffer.byteLength, 2 * 4, 'the ids hold only their own bytes');
+  t.same([...small.tfs], [1, 0, 0, 0, 3, 0, 0, 0, 0, 255]);
+  const big = decodePostings(encode([[4, [0, 0, 0, 0, 256]], [5, [2, 0, 0, 0, 0]]]));
+  t.ok(big.tfs instanceof Uint16Array, 'a count of 256: two bytes each');
+  t.same([...big.tfs], [0, 0, 0, 0, 256, 2, 0, 0, 0, 0]);
+  // A shorter list decoded after a longer one: no counts of the earlier list leak into it.
+  const again = decodePostings(encode([[7, [0, 1, 0, 0, 0]]]));
+  t.same([...again.tfs], [0, 1, 0, 0, 0]);
+});

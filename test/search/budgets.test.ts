@@ -4,16 +4,17 @@ import { engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src
 import { search, type SearchParams } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
+import { scoringFor } from '../../src/search/score.js';
 import { makeDoc } from '../helpers/docs.js';
 
 const MiB = 1024 * 1024;
 
-t.test('the total is split 160 : 224 : 544 between postings, BM25F values and cards', async (t) => {
+t.test('the total is split 384 : 544 between postings (with their BM25F values) and cards', async (t) => {
   t.teardown(() => setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB));
   setSearchMemoryMb(928);
-  t.same({ ...engineCacheBudget }, { postings: 160 * MiB, impacts: 224 * MiB, cards: 544 * MiB });
+  t.same({ ...engineCacheBudget }, { postings: 384 * MiB, cards: 544 * MiB });
   setSearchMemoryMb(58);
-  t.same({ ...engineCacheBudget }, { postings: 10 * MiB, impacts: 14 * MiB, cards: 34 * MiB });
+  t.same({ ...engineCacheBudget }, { postings: 24 * MiB, cards: 34 * MiB });
 });
 
 // Deterministic pseudo-random words, so every query touches other postings lists.
@@ -40,7 +41,7 @@ t.test('each engine cache stays within its budget, and a small budget changes no
     let over = 0;
     const answers = queries.map((q) => {
       const a = JSON.stringify(search(snap, settings, params(q), owner));
-      for (const k of ['postings', 'impacts', 'cards'] as const) if (engineCacheUsed[k] > engineCacheBudget[k]) over++;
+      for (const k of ['postings', 'cards'] as const) if (engineCacheUsed[k] > engineCacheBudget[k]) over++;
       return a;
     });
     const used = { ...engineCacheUsed };
@@ -64,7 +65,25 @@ t.test('closing a reader gives back its postings, BM25F values and cards at once
   const owner = {};
   // Two-word queries (AND probing caches BM25F values) and single words, with content.
   for (const q of queries.slice(0, 60)) search(snap, settings, params(q), owner);
-  for (const k of ['postings', 'impacts', 'cards'] as const) t.ok(engineCacheUsed[k] > before[k], `${k} cached while open`);
+  for (const k of ['postings', 'cards'] as const) t.ok(engineCacheUsed[k] > before[k], `${k} cached while open`);
   snap.cleanup();
   t.same({ ...engineCacheUsed }, before, 'every cache back to what it held before (none of the closed readers left)');
+});
+
+t.test('BM25F values are kept with their decoded list and counted with it, once', async (t) => {
+  const settings = defaultSettings();
+  const snap = snapshotOf([docs.slice(0, 200)]);
+  t.teardown(() => snap.cleanup());
+  const seg = snap.segments[0]!;
+  const word = docs[0]!.title.split(' ')[0]!;
+  const before = engineCacheUsed.postings;
+  search(snap, settings, params(word), {});
+  const p = seg.reader.postings(word)!;
+  const kept = seg.reader.postingValues(word, p, scoringFor(settings.search.fieldWeights, snap, false).key);
+  t.ok(kept, 'the values of the searched word are kept with its list');
+  t.equal(kept!.length, p.ids.length, 'one per posting');
+  const listBytes = p.ids.byteLength + p.tfs.byteLength;
+  t.ok(engineCacheUsed.postings - before >= listBytes + kept!.byteLength, 'the postings budget counts the list and its values');
+  // A list decoded again (another object) does not see values computed for the old one.
+  t.equal(seg.reader.postingValues(word, { ids: p.ids.slice(), tfs: p.tfs.slice() }, 'x'), undefined);
 });
