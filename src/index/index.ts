@@ -18,6 +18,8 @@ export { NFIELDS, hashWord, mergeSegments, writeSegment } from './segment.js';
 export type { Postings, SegmentEntry, SegmentInfo } from './segment.js';
 export { SegmentReader, readRowColumns } from './segment-reader.js';
 export type { ResultCard, RowColumns, SegmentVectors } from './segment-reader.js';
+export { allocRowVectors, vectorMemoryOptions } from './vector-memory.js';
+export type { RowVectorBlock } from './vector-memory.js';
 export { decideFromScratch } from './generations.js';
 export type { SegState } from './generations.js';
 export { runBuildSegment, runMergeSegments } from './tasks.js';

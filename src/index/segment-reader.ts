@@ -14,6 +14,7 @@ import type { PageDoc, FilterValue, DataPoint } from '../core/index.js';
 import { words } from '../text/index.js';
 import { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, type ClockEntry } from './budgets.js';
 import { consecutive, decodePostings, PositionsCursor, type Postings } from './postings.js';
+import { allocRowVectors, type RowVectorBlock } from './vector-memory.js';
 import { NFIELDS, SCAN_CACHE_KB, hasPositionsTable, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
@@ -31,11 +32,13 @@ export interface DocValues {
   dataPoints: Array<DataPoint[] | null>;
 }
 
-/** A segment's row vectors in memory (search threads): row `id` at `data[id * dims]`, when `has[id]`. */
-export interface SegmentVectors {
+/**
+ * A segment's row vectors in memory (search threads): row `id` at `data[id * dims]`, when
+ * `has[id]`; `memory`/`scratch`: where `data` lives (vector-memory.ts).
+ */
+export interface SegmentVectors extends RowVectorBlock {
   fp: string;
   dims: number;
-  data: Float32Array;
   has: Uint8Array;
 }
 
@@ -308,13 +311,13 @@ export class SegmentReader {
       for (const [id, blob] of db.prepare('SELECT id, v FROM vecs ORDER BY id').raw().iterate() as IterableIterator<[number, Buffer]>) {
         if (!out) {
           const dims = blob.length >> 2;
-          out = { fp, dims, data: new Float32Array(n * dims), has: new Uint8Array(n) };
+          out = { fp, dims, ...allocRowVectors(n, dims), has: new Uint8Array(n) };
         }
         if (blob.length !== out.dims * 4 || id < 0 || id >= n) continue;
         out.data.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.length)), id * out.dims);
         out.has[id] = 1;
       }
-      return out ?? { fp, dims: 0, data: new Float32Array(0), has: new Uint8Array(n) };
+      return out ?? { fp, dims: 0, data: new Float32Array(0), memory: null, scratch: 0, has: new Uint8Array(n) };
     });
     this.vecs = { v };
     return v;

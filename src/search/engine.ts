@@ -23,7 +23,7 @@ import { foldedCard } from './cards.js';
 import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, stopWordsFor, type Alternative, type Tolerance } from './expand.js';
 import type { ActiveFilter } from './filters.js';
 import { HitCollector } from './group.js';
-import { fuse, HYBRID_LEXICAL_KEEP, neighbourBar, segmentSims, type SemanticQuery } from './hybrid.js';
+import { fuse, HYBRID_LEXICAL_KEEP, neighbourBar, segmentMarks, segmentSims, type SemanticQuery } from './hybrid.js';
 import { excludedIds, forEachMatch, phraseSets, WordMatches } from './match.js';
 import { parseQuery, type ParsedQuery, type QueryWord } from './query.js';
 import { orderHits, rerankTop, RERANK_TOP } from './rerank.js';
@@ -123,7 +123,7 @@ export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: Sea
   let page: HitCollector;
   for (;;) {
     const use = [...slots.map((_, i) => i < required || mustKeep[i]!), ...optional.map(() => true)];
-    marks = sem ? snap.segments.map((s) => new Uint8Array(s.dead.length)) : null;
+    marks = sem ? snap.segments.map(segmentMarks) : null;
     page = collect(snap, parsed, settings, req, keepLexical, matches, idfs, use, long, marks, optional.length);
     if (page.hits.length > 0 || parsed.browse) break;
     let next = required - 1;

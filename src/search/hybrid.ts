@@ -29,6 +29,7 @@
  */
 import type { LiveSegment } from '../index/index.js';
 import type { Hit } from './score.js';
+import { rowDots } from './vector-scan.js';
 
 /** The semantic part of a query, resolved by the search service (src/search/semantic.ts). */
 export interface SemanticQuery {
@@ -76,67 +77,92 @@ export const HYBRID_NEIGHBOURS = 100;
 /**
  * Cosine similarity of each row of `seg` to the query (vectors are unit length), NaN for rows
  * without a vector, dead, or not a live page (status other than 200: never a result); null when
- * the segment is not embedded in the query's space.
+ * the segment is not embedded in the query's space. The array belongs to the segment's vectors
+ * and is overwritten by the next scan of the segment in this thread (vector-scan.ts).
  */
 export function segmentSims(seg: LiveSegment, q: SemanticQuery): Float32Array | null {
   const vs = seg.reader.vectors(q.fp);
   const v = q.vector!;
   if (!vs || vs.dims !== v.length) return null;
-  const { data, has, dims } = vs;
-  const status = seg.reader.docValues().status;
-  const qd = Float64Array.from(v);
   const n = seg.dead.length;
-  const out = new Float32Array(n);
-  const whole = dims - (dims % 4);
-  for (let id = 0; id < n; id++) {
-    if (!has[id] || seg.dead[id] === 1 || status[id] !== 200) {
-      out[id] = NaN;
-      continue;
-    }
-    // Four independent sums: one running sum waits on each addition's latency.
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    const base = id * dims;
-    let i = 0;
-    for (; i < whole; i += 4) {
-      s0 += data[base + i]! * qd[i]!;
-      s1 += data[base + i + 1]! * qd[i + 1]!;
-      s2 += data[base + i + 2]! * qd[i + 2]!;
-      s3 += data[base + i + 3]! * qd[i + 3]!;
-    }
-    for (; i < dims; i++) s0 += data[base + i]! * qd[i]!;
-    out[id] = s0 + s1 + s2 + s3;
-  }
+  const out = rowDots(vs, v, n);
+  const { has } = vs;
+  const dead = seg.dead;
+  const status = seg.reader.docValues().status;
+  for (let id = 0; id < n; id++) if (has[id] !== 1 || dead[id] === 1 || status[id] !== 200) out[id] = NaN;
   return out;
 }
+
+/** Zeroed marks (one byte per row of `seg`) for one query, reused from query to query. */
+const markPool = new WeakMap<object, Uint8Array>();
+
+/**
+ * A zeroed byte per row of `seg` for the rows a query's lexical pass matched: one array per
+ * segment reader and thread, cleared and handed out again by the next call (a search thread
+ * runs one query at a time), instead of a new row-sized array per query and segment.
+ */
+export function segmentMarks(seg: LiveSegment): Uint8Array {
+  const n = seg.dead.length;
+  let m = markPool.get(seg.reader);
+  if (!m || m.length !== n) {
+    m = new Uint8Array(n);
+    markPool.set(seg.reader, m);
+  } else m.fill(0);
+  return m;
+}
+
+/** The kept candidates of {@link neighbourBar} (a min-heap), reused. */
+let barHeap = new Float64Array(HYBRID_NEIGHBOURS);
 
 /**
  * The least similarity a vector neighbour needs: the threshold, or the similarity of the
  * {@link HYBRID_NEIGHBOURS}-th nearest candidate when more are above it (ties at that value all
  * count, so the choice does not depend on segment order). Candidates are live rows above the
- * threshold that the lexical pass did not match (`marks`).
+ * threshold that the lexical pass did not match (`marks`). One pass over the similarities with
+ * a min-heap of the `max` best values seen (with their repeats): its least is the `max`-th
+ * largest candidate value.
  */
 export function neighbourBar(sims: ReadonlyArray<Float32Array | null>, marks: readonly Uint8Array[], threshold: number, max = HYBRID_NEIGHBOURS): number {
+  if (max <= 0) return threshold;
+  if (barHeap.length < max) barHeap = new Float64Array(max);
+  const heap = barHeap;
+  let size = 0;
   let count = 0;
   for (let si = 0; si < sims.length; si++) {
     const sim = sims[si];
     if (!sim) continue;
     const mark = marks[si]!;
-    for (let id = 0; id < sim.length; id++) if (sim[id]! >= threshold && mark[id] !== 1) count++;
+    for (let id = 0; id < sim.length; id++) {
+      const s = sim[id]!;
+      if (!(s >= threshold) || mark[id] === 1) continue;
+      count++;
+      if (size < max) {
+        // Sift up.
+        let i = size++;
+        while (i > 0) {
+          const parent = (i - 1) >> 1;
+          if (heap[parent]! <= s) break;
+          heap[i] = heap[parent]!;
+          i = parent;
+        }
+        heap[i] = s;
+      } else if (s > heap[0]!) {
+        // Replace the least and sift down.
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= size) break;
+          const r = l + 1;
+          const c = r < size && heap[r]! < heap[l]! ? r : l;
+          if (heap[c]! >= s) break;
+          heap[i] = heap[c]!;
+          i = c;
+        }
+        heap[i] = s;
+      }
+    }
   }
-  if (count <= max) return threshold;
-  const all = new Float32Array(count);
-  let k = 0;
-  for (let si = 0; si < sims.length; si++) {
-    const sim = sims[si];
-    if (!sim) continue;
-    const mark = marks[si]!;
-    for (let id = 0; id < sim.length; id++) if (sim[id]! >= threshold && mark[id] !== 1) all[k++] = sim[id]!;
-  }
-  all.sort();
-  return all[count - max]!;
+  return count <= max ? threshold : heap[0]!;
 }
 
 /**
