@@ -20,11 +20,16 @@ for (let c = 48; c <= 57; c++) LOWER[c] = c;
 for (let c = 97; c <= 122; c++) LOWER[c] = c;
 for (let c = 65; c <= 90; c++) LOWER[c] = c + 32;
 const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
+/** Per BMP code unit outside the surrogates, met so far: 0 not yet classified, 1 not a word character, 2 a word character. */
+const wordCharClass = new Uint8Array(0x10000);
 
-/** Whether the (non-ASCII) character at `i` is part of a word (letter, digit or mark). */
+/** Whether the (non-ASCII) character at `i` is part of a word (letter, digit or mark): the regex once per code point and thread, then a table. */
 function isWordChar(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
-  return WORD_CHAR.test(c >= 0xd800 && c <= 0xdbff ? text.slice(i, i + 2) : text[i]!);
+  if (c >= 0xd800 && c <= 0xdfff) return WORD_CHAR.test(c <= 0xdbff ? text.slice(i, i + 2) : text[i]!);
+  let k = wordCharClass[c]!;
+  if (k === 0) wordCharClass[c] = k = WORD_CHAR.test(text[i]!) ? 2 : 1;
+  return k === 2;
 }
 
 /** Words of short non-ASCII runs, per thread: a language's words with accents, or a CJK phrase, repeat across pages. */

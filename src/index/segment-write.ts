@@ -145,13 +145,19 @@ export class SegmentIndexer {
     return lengths;
   }
 
-  /** Inserts the `terms`, `positions` and `stems` rows (inside the caller's transaction), terms in order. */
+  /**
+   * Inserts the `terms`, `positions` and `stems` rows (inside the caller's transaction), terms
+   * in order, each table's rows in the order one INSERT per row would add them but
+   * {@link INSERT_BATCH} rows per statement: a small site's vocabulary is tens of terms per page
+   * (several times that of a large one, and twice the rows with a Snowball language's stems),
+   * and a statement run per row cost more than the rows themselves.
+   */
   writeTerms(db: Database.Database): void {
     const pb = this.pb;
-    const insTerm = db.prepare('INSERT INTO terms(term,stem,df,postings,pos) VALUES (?,?,?,?,?)');
-    const insPos = db.prepare('INSERT INTO positions(id,data) VALUES (?,?)');
+    const insTerm = batchInserter(db, 'terms', ['term', 'stem', 'df', 'postings', 'pos']);
+    const insPos = batchInserter(db, 'positions', ['id', 'data']);
     let posId = 0;
-    const insStem = db.prepare('INSERT INTO stems(stem,term) VALUES (?,?)');
+    const insStem = batchInserter(db, 'stems', ['stem', 'term']);
     const stemmed = this.stemmed;
     const order = pb.terms.map((_, i) => i).sort((x, y) => (pb.terms[x]! < pb.terms[y]! ? -1 : 1));
     for (const i of order) {
@@ -159,11 +165,71 @@ export class SegmentIndexer {
       const [blob, df] = pb.postings(i);
       const bits = pb.languageBits(i);
       const pos = pb.positions(i);
-      if (pos) insPos.run(++posId, pos);
-      insTerm.run(term, bits & 1 ? stemEn(term) : term, df, blob, pos ? posId : null);
-      for (let k = 0; k < stemmed.length; k++) if (bits & (1 << (k + 1))) insStem.run(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`, term);
+      if (pos) insPos.add(++posId, pos);
+      insTerm.add(term, bits & 1 ? stemEn(term) : term, df, blob, pos ? posId : null);
+      for (let k = 0; k < stemmed.length; k++) if (bits & (1 << (k + 1))) insStem.add(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`, term);
     }
+    insPos.flush();
+    insTerm.flush();
+    insStem.flush();
   }
+}
+
+/** Rows per multi-row INSERT in {@link SegmentIndexer.writeTerms}. */
+const INSERT_BATCH = 32;
+/** Blobs longer than this are not copied into a batch (see batchInserter). */
+const BIG_BLOB = 16 * 1024;
+
+type SqlValue = string | number | Buffer | Uint8Array | null;
+
+/**
+ * Appends rows to `table` {@link INSERT_BATCH} at a time (one multi-row INSERT statement), the
+ * rest one by one at `flush()`. Rows go in in the order they were added; the caller flushes
+ * before the transaction ends. Blobs may be views of a scratch buffer that the caller reuses
+ * (the postings pool's): they are copied into this inserter's own arena until their statement
+ * runs (SQLite then copies them in turn), except those over {@link BIG_BLOB} bytes, whose row
+ * is inserted at once (the arena stays under INSERT_BATCH × BIG_BLOB bytes).
+ */
+function batchInserter(db: Database.Database, table: string, cols: readonly string[]): { add(...row: SqlValue[]): void; flush(): void } {
+  const tuple = `(${cols.map(() => '?').join(',')})`;
+  const head = `INSERT INTO ${table}(${cols.join(',')}) VALUES `;
+  const one = db.prepare(head + tuple);
+  const many = db.prepare(head + new Array<string>(INSERT_BATCH).fill(tuple).join(','));
+  const full = INSERT_BATCH * cols.length;
+  const buf: SqlValue[] = [];
+  let arena = Buffer.allocUnsafe(64 * 1024);
+  let used = 0;
+  const flush = (): void => {
+    for (let i = 0; i < buf.length; i += cols.length) one.run(buf.slice(i, i + cols.length));
+    buf.length = 0;
+    used = 0;
+  };
+  const add = (...row: SqlValue[]): void => {
+    if (row.some((v) => v instanceof Uint8Array && v.length > BIG_BLOB)) {
+      // A long list (a common word of a large segment) goes in alone, uncopied, after the rows before it.
+      flush();
+      one.run(row);
+      return;
+    }
+    for (const v of row) {
+      if (v instanceof Uint8Array) {
+        if (used + v.length > arena.length) {
+          // Views already handed out keep the old arena alive until their statement runs.
+          arena = Buffer.allocUnsafe(2 * arena.length);
+          used = 0;
+        }
+        arena.set(v, used);
+        buf.push(arena.subarray(used, used + v.length));
+        used += v.length;
+      } else buf.push(v);
+    }
+    if (buf.length === full) {
+      many.run(buf);
+      buf.length = 0;
+      used = 0;
+    }
+  };
+  return { add, flush };
 }
 
 /**

@@ -33,6 +33,9 @@ export function isSegmentedScript(word: string): boolean {
 
 /** The ICU words of one single-script piece (cached); a katakana piece is one word. */
 function segmentPiece(piece: string): readonly string[] {
+  // One BMP character is its own word whatever ICU says (a word, or nothing word-like: the
+  // piece itself, as below); particles are such pieces, and a table lookup costs more than this.
+  if (piece.length === 1) return [piece];
   let r = cache.get(piece);
   if (r === undefined) {
     if (pieceClass(piece.codePointAt(0)!) === KATAKANA) {

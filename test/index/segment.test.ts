@@ -352,3 +352,32 @@ t.test('vocabulary and doc values are scanned through short-lived small-cache co
   t.equal(conns.length, 4, 'another short-lived scan connection');
   t.ok(conns[3]!.closed);
 });
+
+t.test('a vocabulary of hundreds of terms (rows inserted in batches and a remainder) is stored whole: every term, its positions and its stem', async (t) => {
+  const { stemSnowball, words } = await import('../../src/text/index.js');
+  const file = path.join(dir, 'vocab.seg');
+  // 301 distinct German-looking words over three pages (not a multiple of the batch size).
+  const vocab = Array.from({ length: 301 }, (_, i) => `wort${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}ungen`);
+  const pages = [0, 1, 2].map((p) => makeDoc(`https://x.test/${p}`, `Seite ${p}`, vocab.filter((_, i) => i % 3 === p || i % 7 === 0).join(' '), { language: 'de' }));
+  // A word 20,000 times: its positions blob is too long to be batched and goes in alone, between the others.
+  pages[1]!.content += ' riesig'.repeat(20_000) + ' zwerg';
+  writeSegment(file, pages.map((doc, i) => ({ seq: i + 1, at: i + 1, firstAt: i + 1, doc })), [], { defaultLanguage: 'en' });
+  const db = new Database(file, { readonly: true });
+  t.teardown(() => db.close());
+  const terms = db.prepare('SELECT term, stem, df, pos FROM terms ORDER BY term').all() as Array<{ term: string; stem: string; df: number; pos: number | null }>;
+  const expected = [...new Set(pages.flatMap((d) => words(`${d.title} ${d.content}`)))].sort();
+  t.same(terms.map((r) => r.term), expected, 'every word a term');
+  for (const w of vocab) t.equal(terms.find((r) => r.term === w)?.df, vocab.indexOf(w) % 7 === 0 ? 3 : 1, `${w}: df`);
+  const positions = db.prepare('SELECT id FROM positions ORDER BY id').pluck().all() as number[];
+  t.same(positions, terms.map((r) => r.pos).filter((p) => p !== null).sort((a, b) => a! - b!), 'one positions row per term, ids as the terms name them');
+  t.same(positions, Array.from({ length: positions.length }, (_, i) => i + 1), 'positions ids 1..n');
+  const big = db.prepare("SELECT length(p.data) FROM terms t JOIN positions p ON p.id = t.pos WHERE t.term = 'riesig'").pluck().get() as number;
+  t.ok(big > 16 * 1024, `a long positions blob (${big} bytes)`);
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  for (const w of ['riesig', 'zwerg', vocab[0]!, vocab[300]!]) t.ok((r.postings(w)?.ids.length ?? 0) > 0, `${w}: postings read back`);
+  t.same([...r.phraseRows(['riesig', 'zwerg'])], [1], 'positions of the long blob read back');
+  t.same([...r.phraseRows([vocab[0]!, vocab[3]!])], [0], 'and of a batched one');
+  const stems = db.prepare('SELECT stem, term FROM stems ORDER BY term').all() as Array<{ stem: string; term: string }>;
+  t.same(stems, expected.map((term) => ({ stem: `de:${stemSnowball(term, 'de')}`, term })), 'one stems row per term');
+});
