@@ -40,18 +40,32 @@ const CUT_RE = /[\s\u3001\u3002]/g;
 
 /**
  * The first `n` words of `text`, as `words(text).slice(0, n)`, analysing only as much of the
- * text as they need: a prefix cut at a space (or an ideographic comma or full stop), doubled
- * until it holds `n` words. The built-in embedder reads the opening of long pages this way.
+ * text as they need: consecutive pieces cut at a space (or an ideographic comma or full stop),
+ * each as long as the words still wanted need at the characters per word met so far (a first
+ * piece of 2 characters per word wanted: CJK text holds about that, alphabetic text a third as
+ * many words, then read on in a second piece). No word runs across such a cut, so the pieces'
+ * words are the prefix's. The built-in embedder reads the opening of long pages this way.
  *
  * @example firstWords('one two three four', 2) // ['one', 'two']
  */
 export function firstWords(text: string, n: number): string[] {
-  for (let len = Math.max(64, n * 8); ; len *= 2) {
-    CUT_RE.lastIndex = len;
-    const m = len < text.length ? CUT_RE.exec(text) : null;
-    const ws = words(m ? text.slice(0, m.index) : text);
-    if (!m || ws.length >= n) return ws.length > n ? ws.slice(0, n) : ws;
+  const out: string[] = [];
+  if (n <= 0) return out;
+  let from = 0;
+  let len = Math.max(64, n * 2);
+  while (from < text.length) {
+    CUT_RE.lastIndex = from + len;
+    const m = from + len < text.length ? CUT_RE.exec(text) : null;
+    const to = m ? m.index : text.length;
+    for (const w of words(from === 0 && to === text.length ? text : text.slice(from, to))) {
+      out.push(w);
+      if (out.length === n) return out;
+    }
+    from = to;
+    // The rest at the density so far, with a margin (and at least 64 characters).
+    len = Math.max(64, Math.ceil(((n - out.length) * to * 1.25) / Math.max(1, out.length)));
   }
+  return out;
 }
 
 /**

@@ -43,6 +43,7 @@ t.test('firstWords reads only a prefix and gives the first n words of the whole 
     for (const n of [1, 5, 20, 300]) t.same(firstWords(text, n), words(text).slice(0, n), `text ${k}, n ${n}`);
   }
   t.same(firstWords('one two three four', 2), ['one', 'two']);
+  t.same(firstWords('one two', 0), []);
 });
 
 t.test('segmentWord cuts pieces by its class table exactly as the piece regex does', async (t) => {
