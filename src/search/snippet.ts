@@ -113,8 +113,10 @@ interface WordRuns {
   /** The text and the end of its scanned prefix. */
   text: string;
   to: number;
-  /** Runs grouped by hash (built on first use for texts kept with a memo). */
+  /** Runs grouped by hash (built for texts kept with a memo, on their second use). */
   byHash?: HashIndex;
+  /** Searches that looked at these runs (kept texts). */
+  uses: number;
   /** Word index of the other runs (built like byHash). */
   otherIndex?: OtherIndex;
 }
@@ -279,9 +281,11 @@ function runWord(text: string, start: number, end: number, words: string[] | und
 }
 
 function wordRuns(text: string, to: number): WordRuns {
-  let start = new Int32Array(64);
-  let end = new Int32Array(64);
-  let hash = new Int32Array(64);
+  // English text averages a word per six characters: sized so that growing is rare.
+  const guess = Math.max(64, (to / 5) | 0);
+  let start = new Int32Array(guess);
+  let end = new Int32Array(guess);
+  let hash = new Int32Array(guess);
   let count = 0;
   let nonAscii = false;
   let i = 0;
@@ -341,7 +345,7 @@ function wordRuns(text: string, to: number): WordRuns {
     }
   }
   // Trimmed to size: runs of cached cards stay in memory as long as the card.
-  return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to };
+  return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to, uses: 0 };
 }
 
 /**
@@ -374,7 +378,10 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   const out: Spans = { start: [], end: [], word: [], words: [] };
   const runs = runsOf(text, to, memo);
   const aw = asciiWords(matched);
-  if (aw && memo && runs.count > 64 && runs.count < PACK) {
+  runs.uses++;
+  // The index by hash costs a sort of the text's runs: worth it for a kept text searched again,
+  // not for one seen once (most cards of a large site, whose card cache holds a small part of it).
+  if (aw && memo && runs.count > 64 && runs.count < PACK && (runs.byHash || runs.uses >= 2)) {
     // A kept text: look each matched word up in the text's runs grouped by hash. Each hash's
     // runs are in text order (run numbers ascend with position), so the spans are a merge of
     // those lists. A list whose runs all spell one word is settled by its first run; another
