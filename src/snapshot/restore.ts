@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_FORMAT, writeManifest } from '../index/index.js';
-import type { CreatedKey, ProjectRegistry } from '../projects/index.js';
+import { assertSiteId, type CreatedKey, type ProjectRegistry } from '../projects/index.js';
 import { INDEX_FILE, blobPath, latestPath, parseIndex, parseManifest, sha256, type ManifestPointer } from './format.js';
 import { openSource } from './location.js';
 
@@ -41,6 +41,7 @@ export interface RestoreResult {
  */
 export async function restoreProject(opts: RestoreOptions): Promise<RestoreResult> {
   const { siteId } = opts;
+  assertSiteId(siteId);
   if (opts.projects.hasProject(siteId)) throw new Error(`project "${siteId}" already exists on this primary; delete it first`);
   const source = openSource(opts.from);
   let ptr: ManifestPointer | undefined;
@@ -55,28 +56,45 @@ export async function restoreProject(opts: RestoreOptions): Promise<RestoreResul
   if (!text) throw new Error(`manifest ${ptr.manifest} is missing`);
   if (sha256(text) !== ptr.sha256) throw new Error(`manifest ${ptr.manifest} failed its hash check`);
   const m = parseManifest(text.toString('utf8'), ptr.manifest);
+  if (m.siteId !== siteId) throw new Error(`manifest ${ptr.manifest} is of project "${m.siteId}", not "${siteId}"`);
   if (opts.keys && !m.keys) throw new Error(`the snapshot of "${siteId}" carries no keys (export it with --keys), or restore without --keys`);
 
-  const projectDir = path.join(opts.dataDir, 'projects', siteId);
+  const projectsDir = path.join(opts.dataDir, 'projects');
+  const projectDir = path.join(projectsDir, siteId);
   if (fs.existsSync(projectDir)) throw new Error(`${projectDir} already exists; remove it first`);
-  const segDir = path.join(projectDir, 'segments');
+  // Laid out in a hidden folder beside the projects and renamed into place once every file
+  // passed its check: a failure (or a crash) never leaves a partial project under its siteId.
+  // A restore killed earlier left its staging folder; the caller holds the data directory's
+  // lock, so no other restore is using one.
+  const stagingPrefix = `.restore-${siteId}-`;
+  const leftover = new RegExp(`^\\.restore-${siteId}-[0-9a-f]{12}$`);
+  for (const name of await fsp.readdir(projectsDir).catch(() => [] as string[])) {
+    if (leftover.test(name)) await fsp.rm(path.join(projectsDir, name), { recursive: true, force: true });
+  }
+  const staging = path.join(projectsDir, `${stagingPrefix}${randomBytes(6).toString('hex')}`);
+  const segDir = path.join(staging, 'segments');
+  let placed = false;
   try {
     await fsp.mkdir(segDir, { recursive: true });
     for (const s of m.segments) {
       const tmp = path.join(segDir, `.restore-${randomBytes(6).toString('hex')}`);
       const got = await source.copyTo(blobPath(s.sha256), tmp);
       if (got.sha256 !== s.sha256 || got.bytes !== s.bytes) {
-        await fsp.rm(tmp, { force: true });
-        throw new Error(`segment ${s.file} failed its hash check`);
+        throw new Error(`segment ${s.file} (${blobPath(s.sha256)} at ${source.location}) failed its hash check: got ${got.bytes} bytes hashing ${got.sha256}, the manifest says ${s.bytes} bytes`);
       }
+      await fsyncPath(tmp);
       await fsp.rename(tmp, path.join(segDir, s.file));
     }
-    await writeManifest(projectDir, {
+    await fsyncPath(segDir);
+    await writeManifest(staging, {
       format: MANIFEST_FORMAT,
       generation: m.generation,
       committedSeq: m.committedSeq,
       segments: m.segments.map((s) => ({ id: s.id, file: s.file, docCount: s.docCount, searchableCount: s.searchableCount, deleteCount: s.deleteCount, minSeq: s.minSeq, maxSeq: s.maxSeq, bytes: s.bytes })),
     });
+    await fsp.rename(staging, projectDir);
+    placed = true;
+    await fsyncPath(projectsDir);
     const key = opts.projects.restoreProject(
       { siteId, name: m.name, createdAt: m.createdAt },
       m.settings,
@@ -84,7 +102,18 @@ export async function restoreProject(opts: RestoreOptions): Promise<RestoreResul
     );
     return { siteId, generation: m.generation, segments: m.segments.length, pages: m.totalDocs, key };
   } catch (err) {
-    await fsp.rm(projectDir, { recursive: true, force: true });
+    await fsp.rm(placed ? projectDir : staging, { recursive: true, force: true });
+    (err as Error).message += '; nothing was restored';
     throw err;
+  }
+}
+
+/** Flushes a file or directory to disk (the restored index must survive a crash once recorded). */
+async function fsyncPath(p: string): Promise<void> {
+  const h = await fsp.open(p, 'r');
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
   }
 }
