@@ -15,12 +15,14 @@ export const restore: Command = {
 
 Recreates the project <siteId> in the data directory from the snapshot written by
 sitesift export: its index at the exported generation (every file checked against its
-hash), its name and settings, and with --keys its API keys (the snapshot must have been
-exported with --keys; the old tokens work again). Without --keys one new key is created and
-printed once. The project must not exist; the server must be stopped (restore takes the data
-directory's lock). Query-log history and suggestions are not restored.
+hash; a file that fails stops the restore and nothing is left behind), its name and
+settings, and with --keys its API keys (the snapshot must have been exported with --keys;
+the old tokens work again). Without --keys the snapshot's keys are left out (old tokens are
+unknown) and one new key is created and printed once. The project must not exist; the server
+must be stopped (restore takes the data directory's lock). Query-log history and suggestions
+are not restored.
 
-  --from DIR|URL     the export directory or its http(s) URL
+  --from DIR|URL     the export directory, or the http(s) URL it is served at (as nodes read it)
   --keys             restore the project's API keys from the snapshot
   --data-dir DIR     the primary's data directory (default: SITESIFT_DATA_DIR or ./data)
   --json             print the result as JSON
