@@ -381,3 +381,23 @@ t.test('a vocabulary of hundreds of terms (rows inserted in batches and a remain
   const stems = db.prepare('SELECT stem, term FROM stems ORDER BY term').all() as Array<{ stem: string; term: string }>;
   t.same(stems, expected.map((term) => ({ stem: `de:${stemSnowball(term, 'de')}`, term })), 'one stems row per term');
 });
+
+t.test('sortedOrder orders terms as string comparison does', async (t) => {
+  const { sortedOrder } = await import('../../src/index/segment-write.js');
+  const units = ['a', 'b', 'z', '0', '9', 'ä', 'ß', 'é', '管', '理', 'ー', '𠀋', '\uffff', 'ab', 'aa'];
+  let seed = 5;
+  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
+  for (let k = 0; k < 40; k++) {
+    const set = new Set<string>(k === 0 ? [''] : []);
+    const size = rnd(3000);
+    for (let tries = 0; set.size < size && tries < 10 * size; tries++) {
+      let s = '';
+      const len = 1 + rnd(6);
+      for (let i = 0; i < len; i++) s += units[rnd(units.length)]!;
+      set.add(s);
+    }
+    const terms = [...set];
+    const want = terms.map((_, i) => i).sort((x, y) => (terms[x]! < terms[y]! ? -1 : 1));
+    t.same(sortedOrder(terms), want, `${terms.length} terms`);
+  }
+});
