@@ -25,6 +25,9 @@ const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
 export function words(text: string): string[] {
   if (isPlain(text)) return text.toLowerCase().match(ASCII_WORD_RE) ?? [];
   const f = fold(text);
+  // Folding often leaves no letter outside ASCII (German, French, Spanish …: ä → a, ß → ss):
+  // its words are then the ASCII runs, found without the Unicode-class regex.
+  if (isPlain(f)) return f.match(ASCII_WORD_RE) ?? [];
   const ws = f.match(WORD_RE) ?? [];
   if (!SEGMENTED_CHAR_RE.test(f)) return ws;
   const out: string[] = [];

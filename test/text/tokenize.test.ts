@@ -71,3 +71,21 @@ t.test('wordSpans cuts pieces by its class table exactly as the piece regex does
     t.same(wordSpans(w), wordSpansByRegex(w), w);
   }
 });
+
+t.test('words equals its definition (folded runs of letters, digits and marks, CJK runs segmented) on random mixed texts', async (t) => {
+  const { isSegmentedScript, segmentWord } = await import('../../src/text/index.js');
+  const definition = (text: string) =>
+    (fold(text).match(/[\p{L}\p{N}\p{M}]+/gu) ?? []).flatMap((w) => (isSegmentedScript(w) ? segmentWord(w) : [w]));
+  const parts = ['Straße', 'ÄRGER', 'naïve', 'Ｆｕｌｌ', 'ﬁle', '½', 'İstanbul', 'ΣΟΦΙΑ', 'ёлка', 'pg_dump', 'utf8', '管理', 'パッケージ', '—', '…', '„', 'a\u0301', 'K', ' ', ' ', '\n', '.', 'word'];
+  let seed = 23;
+  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
+  let same = 0;
+  for (let k = 0; k < 2000; k++) {
+    let text = '';
+    const len = 1 + rnd(12);
+    for (let i = 0; i < len; i++) text += parts[rnd(parts.length)];
+    if (JSON.stringify(words(text)) === JSON.stringify(definition(text))) same++;
+    else t.same(words(text), definition(text), text);
+  }
+  t.equal(same, 2000);
+});
