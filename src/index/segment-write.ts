@@ -239,11 +239,14 @@ function batchInserter(db: Database.Database, table: string, cols: readonly stri
     used = 0;
   };
   const add = (...row: SqlValue[]): void => {
-    if (row.some((v) => v instanceof Uint8Array && v.length > BIG_BLOB)) {
-      // A long list (a common word of a large segment) goes in alone, uncopied, after the rows before it.
-      flush();
-      one.run(row);
-      return;
+    for (let c = 0; c < row.length; c++) {
+      const v = row[c];
+      if (v instanceof Uint8Array && v.length > BIG_BLOB) {
+        // A long list (a common word of a large segment) goes in alone, uncopied, after the rows before it.
+        flush();
+        one.run(row);
+        return;
+      }
     }
     for (const v of row) {
       if (v instanceof Uint8Array) {

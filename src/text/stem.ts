@@ -61,11 +61,14 @@ export function stemEn(word: string): string {
  */
 export function stemSnowball(word: string, language: string): string {
   const algo = SNOWBALL[language];
-  if (!algo || word.length < 3 || /\d/.test(word) || SEGMENTED_CHAR_RE.test(word)) return word;
+  if (!algo) return word;
   let cache = snowballCaches.get(algo);
   if (!cache) snowballCaches.set(algo, (cache = new Map()));
+  // The cache first: it never holds a word the rules below leave as it is, and a segment build
+  // stems every term of its vocabulary.
   let s = cache.get(word);
   if (s === undefined) {
+    if (word.length < 3 || /\d/.test(word) || SEGMENTED_CHAR_RE.test(word)) return word;
     let st = stemmers.get(algo);
     snowball ??= createRequire(import.meta.url)('snowball-stemmers') as typeof snowball;
     if (!st) stemmers.set(algo, (st = snowball!.newStemmer(algo)));
