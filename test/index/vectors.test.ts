@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import t from 'tap';
 import type { EmbedderSpec, PageDoc } from '../../src/core/index.js';
 import { mergeSegments, writeSegment, SegmentReader } from '../../src/index/index.js';
@@ -170,4 +171,31 @@ t.test("a segment's vectors stay while its reader is open, whatever the postings
   setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB);
   r.close();
   t.equal(engineCacheUsed.postings, saved.postings, 'closing the reader releases its postings');
+});
+
+t.test("a segment's vectors are sqlite-vec vectors: the extension reads them and finds the same neighbours", async (t) => {
+  const dir = tempDir(t);
+  const wv = loadWordVectors(writeFixtureWordVectors(dir));
+  const embed = (d: EmbeddableDoc) => embedParts(wv, docParts(d));
+  const file = path.join(dir, 'a.seg');
+  writeSegment(file, entries(docs), [], { defaultLanguage: 'en', embed, embedder: FIXTURE_FP });
+  const reader = SegmentReader.open(file);
+  t.teardown(() => reader.close());
+  const db = new Database(file, { readonly: true });
+  t.teardown(() => db.close());
+  sqliteVec.load(db);
+  const dims = reader.vectors(FIXTURE_FP)!.dims;
+  t.ok(dims > 0);
+  // vec_length() refuses a blob that is not a float32 vector; every stored one has the space's dimensions.
+  t.same(db.prepare('SELECT DISTINCT vec_length(v) FROM vecs').pluck().all(), [dims], 'every blob is a float32 vector of the space');
+  const query = embed(docs[0]!)!;
+  const bySqlite = db.prepare('SELECT id, 1 - vec_distance_cosine(v, ?) AS sim FROM vecs ORDER BY sim DESC, id').raw().all(Buffer.from(query.buffer, query.byteOffset, query.byteLength)) as Array<[number, number]>;
+  const ours = [0, 1, 2].map((id) => {
+    const v = reader.vectorOf(id, FIXTURE_FP)!;
+    let s = 0;
+    for (let i = 0; i < dims; i++) s += v[i]! * query[i]!;
+    return [id, s] as [number, number];
+  }).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  t.same(bySqlite.map((r) => r[0]), ours.map((r) => r[0]), 'the same order of neighbours');
+  for (const [i, [, sim]] of bySqlite.entries()) t.ok(Math.abs(sim - ours[i]![1]) < 1e-5, `similarity ${sim} ≈ ${ours[i]![1]}`);
 });
