@@ -6,11 +6,14 @@
  * {@link RATIOS} and the project default: the paraphrase questions (bench/data/pg-paraphrase.jsonl:
  * visitors' wording, no content word shared with the answering page's title; MRR@10, S@1,
  * S@10), the known-item queries of the manual per kind (MRR@10) and Cranfield (nDCG@10, the
- * convention of bench/lib/corpus.ts). MiniSearch and FTS5 answer the paraphrase set too.
+ * convention of bench/lib/corpus.ts). Lucene 8 (EnglishAnalyzer, BM25, OR over title/headings/
+ * content boosted 4/2/1: bench/peers/LucenePeer.java, when java and liblucene8-java are present),
+ * MiniSearch and FTS5 answer the paraphrase set too.
  * Writes the "relevance-semantic" section of bench/README.md and prints one JSON line.
  */
 import { averagePrecision, CRAN_DEPTH, knownItemScores, loadCranfield, loadPgDocs, loadPgQueries, ndcgAt10, PG_BASE } from './lib/corpus.js';
 import { Fts5Peer, MiniSearchPeer, type PeerDoc } from './lib/peers.js';
+import { lucenePeer } from './lib/multilingual.js';
 import { loadParaphrases } from './lib/paraphrase.js';
 import { writeBenchSection } from './lib/report.js';
 import { createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
@@ -101,6 +104,12 @@ async function main(): Promise<void> {
     peer.add(peerDocs);
     peers.push([peer.name, mrr(para.map((q) => peer.search(q.q, 10).map((h) => h.url)), para.map((q) => PG_BASE + q.url))]);
     if (peer instanceof Fts5Peer) peer.close();
+  }
+  try {
+    const ranked = lucenePeer(peerDocs, para.map((q) => q.q), 'english');
+    peers.push(['Lucene 8 EnglishAnalyzer', mrr(ranked, para.map((q) => PG_BASE + q.url))]);
+  } catch (err) {
+    process.stderr.write(`relevance-semantic: Lucene peer skipped (${(err as Error).message.slice(0, 200)})\n`);
   }
   const lines = [
     `Semantic relevance — built-in embedder; ${para.length} paraphrase questions (bench/data/pg-paraphrase.jsonl), ${known.length} known-item queries, Cranfield`,

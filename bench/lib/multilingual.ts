@@ -70,7 +70,7 @@ export function scoreKnownItems(queries: KnownItem[], ranked: string[][], base =
 
 const flat = (s: string) => s.replace(/[\t\r\n]+/g, ' ');
 
-/** Lucene 8 over `docs` with `analyzer` (german, french, japanese, cjk): ranked URLs per query. */
+/** Lucene 8 over `docs` with `analyzer` (german, french, japanese, cjk; english otherwise): ranked URLs per query. */
 export function lucenePeer(docs: PeerDoc[], queries: string[], analyzer: string): string[][] {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lucene-peer-'));
   try {
