@@ -74,8 +74,9 @@ function tempName(file: string): string {
   return `${path.dirname(file)}/.tmp-${process.pid}-${randomBytes(6).toString('hex')}-${path.basename(file)}`;
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const h = await fsp.open(dir, 'r');
+/** Flushes a file or directory to disk (a rename or a new file then survives a crash). */
+export async function fsyncPath(p: string): Promise<void> {
+  const h = await fsp.open(p, 'r');
   try {
     await h.sync();
   } finally {
@@ -131,7 +132,7 @@ class DirLocation implements SnapshotTarget {
       await h.close();
     }
     await fsp.rename(tmp, file);
-    await fsyncDir(path.dirname(file));
+    await fsyncPath(path.dirname(file));
   }
 
   async putFile(rel: string, src: string, sha256: string, beforeCommit?: () => Promise<void>): Promise<void> {
@@ -155,7 +156,7 @@ class DirLocation implements SnapshotTarget {
       await fsp.rm(tmp, { force: true });
       throw err;
     }
-    await fsyncDir(path.dirname(file));
+    await fsyncPath(path.dirname(file));
   }
 }
 

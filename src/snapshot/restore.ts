@@ -11,7 +11,7 @@ import path from 'node:path';
 import { MANIFEST_FORMAT, writeManifest } from '../index/index.js';
 import { assertSiteId, type CreatedKey, type ProjectRegistry } from '../projects/index.js';
 import { INDEX_FILE, blobPath, latestPath, parseIndex, parseManifest, sha256, type ManifestPointer } from './format.js';
-import { openSource } from './location.js';
+import { fsyncPath, openSource } from './location.js';
 
 export interface RestoreOptions {
   dataDir: string;
@@ -105,15 +105,5 @@ export async function restoreProject(opts: RestoreOptions): Promise<RestoreResul
     await fsp.rm(placed ? projectDir : staging, { recursive: true, force: true });
     (err as Error).message += '; nothing was restored';
     throw err;
-  }
-}
-
-/** Flushes a file or directory to disk (the restored index must survive a crash once recorded). */
-async function fsyncPath(p: string): Promise<void> {
-  const h = await fsp.open(p, 'r');
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
   }
 }

@@ -101,6 +101,19 @@ function classOf(ch: string): number {
  */
 export function segmentWord(word: string): string[] {
   const out: string[] = [];
+  forEachPiece(word, (i, j, segmented) => {
+    const p = word.slice(i, j);
+    if (!segmented) out.push(p);
+    else for (const w of segmentPiece(p)) out.push(w);
+  });
+  return out;
+}
+
+/**
+ * Calls `piece(start, end, segmented)` for each maximal run of `word` whose characters share a
+ * piece class (pieceClass), in order: `segmented` for runs of dictionary-segmented scripts.
+ */
+function forEachPiece(word: string, piece: (start: number, end: number, segmented: boolean) => void): void {
   const n = word.length;
   let i = 0;
   while (i < n) {
@@ -112,12 +125,9 @@ export function segmentWord(word: string): string[] {
       if (pieceClass(c) !== cls) break;
       j += c > 0xffff ? 2 : 1;
     }
-    const p = word.slice(i, j);
-    if (cls === 0) out.push(p);
-    else for (const w of segmentPiece(p)) out.push(w);
+    piece(i, j, cls !== 0);
     i = j;
   }
-  return out;
 }
 
 /** segmentWord as PIECE_RE defines it (kept for the tests, which check the scan against it). */
@@ -149,30 +159,20 @@ export function wordSpans(text: string): Array<[number, number]> {
       out.push([base, base + w.length]);
       continue;
     }
-    const n = w.length;
-    let i = 0;
-    while (i < n) {
-      const cp = w.codePointAt(i)!;
-      const cls = pieceClass(cp);
-      let j = i + (cp > 0xffff ? 2 : 1);
-      while (j < n) {
-        const c = w.codePointAt(j)!;
-        if (pieceClass(c) !== cls) break;
-        j += c > 0xffff ? 2 : 1;
+    forEachPiece(w, (i, j, segmented) => {
+      if (!segmented) {
+        out.push([base + i, base + j]);
+        return;
       }
-      if (cls === 0) out.push([base + i, base + j]);
-      else {
-        const p = w.slice(i, j);
-        let at = 0;
-        for (const s of segmentPiece(p)) {
-          const k = p.indexOf(s, at);
-          if (k < 0) break;
-          out.push([base + i + k, base + i + k + s.length]);
-          at = k + s.length;
-        }
+      const p = w.slice(i, j);
+      let at = 0;
+      for (const s of segmentPiece(p)) {
+        const k = p.indexOf(s, at);
+        if (k < 0) break;
+        out.push([base + i + k, base + i + k + s.length]);
+        at = k + s.length;
       }
-      i = j;
-    }
+    });
   }
   return out;
 }
