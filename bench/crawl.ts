@@ -35,7 +35,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { knownItemScores, loadPgDocs, loadPgQueries, SHARED, type KnownItem } from './lib/corpus.js';
 import { processCpuMs, threadCpu } from './lib/proc.js';
-import { markdownTable, writeBenchSection } from './lib/report.js';
+import { markdownTable, median, writeBenchSection } from './lib/report.js';
 import { call, createProject, indexDocs, startBenchServer, toPageDocs, type BenchServer } from './lib/server.js';
 
 const GOAL_RATIO = 0.3;
@@ -176,11 +176,6 @@ interface WgetRun {
   rate: number;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /**
  * One `wget --mirror` of the site into a fresh directory (a second mirror into the same one

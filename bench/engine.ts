@@ -50,7 +50,7 @@ import readline from 'node:readline';
 import Database from 'better-sqlite3';
 import { loadPgDocs, loadPgQueries, PG_BASE, type CorpusDoc } from './lib/corpus.js';
 import { Fts5Peer } from './lib/peers.js';
-import { markdownTable, writeBenchSection } from './lib/report.js';
+import { markdownTable, median, writeBenchSection } from './lib/report.js';
 import { call, createProject, indexDocs, multiplyCorpus, ROOT, startBenchServer, type BenchServer, type PageBody } from './lib/server.js';
 import { hasWrk, rotatingScript, runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -107,12 +107,6 @@ function statsOf(ms: number[]): Stats {
   return { p50: percentile(s, 0.5), p99: percentile(s, 0.99), mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length) };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** Sum of the sizes of the files under `dir` (recursively). */
 function dirBytes(dir: string): number {

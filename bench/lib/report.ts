@@ -100,3 +100,15 @@ export function markdownTable(header: string[], rows: string[][], align: Array<'
   const sep = header.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
   return [header, sep, ...rows].map((r, i) => `| ${(i === 1 ? r : r.map(cell)).join(' | ')} |`).join('\n');
 }
+
+/**
+ * The median of `xs` (the mean of the middle two for an even count; NaN for none).
+ *
+ * @example median([3, 1, 2]) // 2
+ */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}

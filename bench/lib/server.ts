@@ -74,6 +74,11 @@ export function benchServerEnv(): Record<string, string> {
   return env;
 }
 
+/** `BENCH_SERVER_NODE_ARGS="--trace-gc …"`: extra Node flags for the server child (space-separated). */
+export function benchServerNodeArgs(): string[] {
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((x) => x !== '');
+}
+
 /**
  * Starts a server child and resolves once its "listening" log line appears (60 s limit).
  * `BENCH_SERVER_ENV` ({@link benchServerEnv}) comes last, over `opts.env`.
@@ -88,7 +93,7 @@ export async function startBenchServer(opts: StartOptions = {}): Promise<BenchSe
   const clean: NodeJS.ProcessEnv = {};
   // The server rejects unknown SITESIFT_* variables; pass none of the caller's.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SITESIFT_') && k !== 'HOST' && k !== 'PORT' && k !== 'LOG_LEVEL') clean[k] = v;
-  const launch = serverLaunch(mode, opts.nodeArgs);
+  const launch = serverLaunch(mode, [...(opts.nodeArgs ?? []), ...benchServerNodeArgs()]);
   const fd = openSync(logFile, 'a');
   const child = spawn(launch.file, launch.args, {
     cwd: ROOT,
