@@ -25,7 +25,9 @@
  *   FSDirectory in a temp dir; build (read, analyse, write, commit), forceMerge(1), bytes of
  *   the directory; OR and AND rows, each query timed in the JVM (parse, top 10, stored URLs).
  *   Stores the URL only, like bench/peers/LucenePeer.java (BENCH_LUCENE_STORE=text also stores
- *   title, headings and content).
+ *   title, headings and content). Its merge policy keeps documents in input order, so exact
+ *   score ties (a page and its shuffled copies under BM25) go to the earlier document, as
+ *   FTS5's rowid order does; sitesift breaks them by URL.
  * - SQLite FTS5 (better-sqlite3, in this process): `porter unicode61`, columns title/headings/
  *   content, an on-disk file; build (inserts, 10,000 per transaction), `optimize`, file bytes;
  *   every query word quoted, AND (bench/lib/peers.ts `Fts5Peer.terms`), `ORDER BY bm25` top 10.

@@ -7,8 +7,12 @@
 // `url` stores the URL only (like LucenePeer.java); `text` also stores title, headings, content.
 //
 // Builds (timed: reading the file, analysing, writing, commit), then forceMerge(1) in a new
-// writer (timed), prints one JSON line {"event":"ready",...}, then answers commands on stdin, one
-// JSON line each:
+// writer (timed). Both writers use LogByteSizeMergePolicy, which merges only adjacent segments,
+// so doc ids keep the input order and exact score ties rank the earlier document first (the
+// manual's own page before its shuffled copies, which BM25 scores the same): FTS5 ties by rowid
+// the same way, where the default TieredMergePolicy reorders documents and left every target
+// behind its ~86 copies at ~100k documents (found@10 0.000). Then it prints one JSON line
+// {"event":"ready",...} and answers commands on stdin, one JSON line each:
 //   warm           one untimed pass of every query, OR and AND
 //   round OR|AND   one timed pass: per-query microseconds (parse + top 10 + stored URLs) and
 //                  how many targets were in the top 10
@@ -39,7 +43,7 @@ public class LuceneEngine {
     long t0 = System.nanoTime();
     int docs = 0;
     try (FSDirectory dir = FSDirectory.open(indexDir);
-        IndexWriter w = new IndexWriter(dir, new IndexWriterConfig(analyzer).setOpenMode(IndexWriterConfig.OpenMode.CREATE));
+        IndexWriter w = new IndexWriter(dir, new IndexWriterConfig(analyzer).setOpenMode(IndexWriterConfig.OpenMode.CREATE).setMergePolicy(new LogByteSizeMergePolicy()));
         BufferedReader r = Files.newBufferedReader(Paths.get(args[1]), StandardCharsets.UTF_8)) {
       String line;
       while ((line = r.readLine()) != null) {
@@ -62,7 +66,7 @@ public class LuceneEngine {
     }
     long t1 = System.nanoTime();
     try (FSDirectory dir = FSDirectory.open(indexDir);
-        IndexWriter w = new IndexWriter(dir, new IndexWriterConfig(analyzer).setOpenMode(IndexWriterConfig.OpenMode.APPEND))) {
+        IndexWriter w = new IndexWriter(dir, new IndexWriterConfig(analyzer).setOpenMode(IndexWriterConfig.OpenMode.APPEND).setMergePolicy(new LogByteSizeMergePolicy()))) {
       w.forceMerge(1);
       w.commit();
     }
