@@ -32,6 +32,39 @@ function isWordChar(text: string, i: number): boolean {
   return k === 2;
 }
 
+const HAS_WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const MARK = /^\p{M}/u;
+/** Per BMP code unit outside the surrogates, met so far: 0 not yet classified, 1 inert, 2 not (see {@link inertSeparator}). */
+const separatorClass = new Uint8Array(0x10000);
+
+/**
+ * Whether the (non-ASCII) separator at `i` (not a word character) keeps no word character
+ * under NFKC, so that `words()` of a text holding it cuts there as addText does: NFKC makes `™`
+ * `TM` and `¨` a space and a combining mark, which `words()` of a folded text reads as words.
+ */
+function inertSeparator(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdfff) {
+    const d = text.charCodeAt(i + 1);
+    return c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff && !HAS_WORD_CHAR.test(text.slice(i, i + 2).normalize('NFKC'));
+  }
+  let k = separatorClass[c]!;
+  if (k === 0) separatorClass[c] = k = HAS_WORD_CHAR.test(text[i]!.normalize('NFKC')) ? 2 : 1;
+  return k === 1;
+}
+
+/**
+ * Whether `words()` of a text holding the non-plain run text[start, end) gives the run's own
+ * words there: not when the run starts with a combining mark (which `words()` of the whole
+ * text may compose with the character before it) nor when it holds a capital sigma (lower-cased
+ * by its context beyond the run: `σ` or final `ς`).
+ */
+function selfContainedRun(text: string, start: number, end: number): boolean {
+  if (text.charCodeAt(start) >= 128 && MARK.test(text.slice(start, start + 2))) return false;
+  for (let i = start; i < end; i++) if (text.charCodeAt(i) === 0x3a3) return false;
+  return true;
+}
+
 /** Words of short non-ASCII runs, per thread: a language's words with accents, or a CJK phrase, repeat across pages. */
 const runCache = new Map<string, readonly string[]>();
 const RUN_CACHE_SIZE = 50_000;
@@ -93,6 +126,12 @@ export class PostingsBuilder {
   /** ... and its frequency in each field (NFIELDS per touched term; saturates at 65535). */
   private counts = new Uint16Array(1024 * NFIELDS);
   private doc = -1;
+  /** Words {@link addText} still collects (see {@link collectWords}); 0: not collecting. */
+  private collectLeft = 0;
+  /** Term indexes of the words collected, in text order. */
+  private readonly collected: number[] = [];
+  /** False once a collected text held a character after which its words might not be `words()`'s. */
+  private collectedExact = true;
 
   // Open-addressing table, two Int32s per slot: a word's hash and its term index + 1 (0 = empty),
   // so that words of long text are counted without creating a string per occurrence (addText).
@@ -146,10 +185,36 @@ export class PostingsBuilder {
     for (let i = 0; i < this.terms.length; i++) this.place(i, this.rec[i * REC + R_HASH]!);
   }
 
-  /** Counts `term` (folded already) in `field`, at word position `pos` of the document (-1: none). */
-  add(field: number, term: string, pos = -1): void {
-    const t = this.count(field, this.termIndex(term, 0, term.length, hashWord(term), false));
+  /** Counts `term` (folded already) in `field`, at word position `pos` of the document (-1: none); returns its term index. */
+  add(field: number, term: string, pos = -1): number {
+    const i = this.termIndex(term, 0, term.length, hashWord(term), false);
+    const t = this.count(field, i);
     if (pos >= 0) this.position(t, pos);
+    return i;
+  }
+
+  /**
+   * Starts collecting the first `n` words that the following {@link addText} calls count (their
+   * words in order, as `words()` gives them; not the letter/digit parts), for the built-in
+   * embedder, which reads the same words of a page's opening: read here, the page is analysed
+   * once. {@link collectedWords} ends the collection.
+   */
+  collectWords(n: number): void {
+    this.collectLeft = n;
+    this.collected.length = 0;
+    this.collectedExact = true;
+  }
+
+  /**
+   * The words collected since {@link collectWords}: the first n of `words()` of the texts given
+   * to addText, joined by spaces. Null when a character of them could make those differ from
+   * addText's (a separator that folds to letters, a run that starts with a combining mark or
+   * holds a capital sigma, see selfContainedRun): the caller then analyses the text itself.
+   */
+  collectedWords(): string[] | null {
+    this.collectLeft = 0;
+    if (!this.collectedExact) return null;
+    return this.collected.map((i) => this.terms[i]!);
   }
 
   /** Records position `pos` of the current document's touched term `t`. */
@@ -177,6 +242,7 @@ export class PostingsBuilder {
     while (i < len) {
       let c = text.charCodeAt(i);
       if (c < 128 ? LOWER[c] === 0 : !isWordChar(text, i)) {
+        if (c >= 128 && this.collectLeft > 0 && !inertSeparator(text, i)) this.collectedExact = false;
         i += c >= 0xd800 && c <= 0xdbff ? 2 : 1;
         continue;
       }
@@ -198,14 +264,24 @@ export class PostingsBuilder {
         } else break;
       }
       if (!plain) {
+        if (this.collectLeft > 0 && !selfContainedRun(text, start, i)) this.collectedExact = false;
         for (const w of runWords(text.slice(start, i))) {
-          this.add(field, w, posBase >= 0 ? posBase + n : -1);
+          const ti = this.add(field, w, posBase >= 0 ? posBase + n : -1);
+          if (this.collectLeft > 0) {
+            this.collected.push(ti);
+            this.collectLeft--;
+          }
           n++;
         }
         continue;
       }
-      const t = this.count(field, this.termIndex(text, start, i, h, true));
+      const ti = this.termIndex(text, start, i, h, true);
+      const t = this.count(field, ti);
       if (posBase >= 0) this.position(t, posBase + n);
+      if (this.collectLeft > 0) {
+        this.collected.push(ti);
+        this.collectLeft--;
+      }
       n++;
       // Letters and digits mixed (utf8, elma04): their runs are terms too (not counted in length).
       if (kinds === 3) for (const part of alnumParts(text.slice(start, i).toLowerCase())) this.add(field, part);

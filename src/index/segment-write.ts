@@ -9,7 +9,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { PageDoc } from '../core/index.js';
-import { words, urlWords, stemEn, stemSnowball, hasStemmer, urlCompounds, analyzeText } from '../text/index.js';
+import { words, urlWords, stemEn, stemSnowball, hasStemmer, urlCompounds, analyzeText, BUILTIN_CONTENT_WORDS, type DocWords } from '../text/index.js';
 import { PostingsBuilder } from './postings-builder.js';
 import {
   DOC_COLUMNS,
@@ -32,9 +32,11 @@ export interface WriteOptions {
   defaultLanguage: string;
   /**
    * Embeds each searchable row while it is written (the built-in embedder): its vector, or null
-   * for a page with no known word. With `embedder`, the fingerprint recorded in `meta`.
+   * for a page with no known word. With `embedder`, the fingerprint recorded in `meta`. `words`,
+   * when given, are the page's words as the build has just analysed them (title, headings, the
+   * first {@link BUILTIN_CONTENT_WORDS} of description and content: see {@link DocWords}).
    */
-  embed?: (doc: PageDoc) => Float32Array | null;
+  embed?: (doc: PageDoc, words?: DocWords | null) => Float32Array | null;
   embedder?: string;
 }
 
@@ -104,6 +106,11 @@ export class SegmentIndexer {
   /** The Snowball languages (not English) that got a language bit, bit k + 1 for stemmed[k]. */
   private readonly stemmed: string[] = [];
   private readonly headingPos: number[] = [];
+  /** The last added row's words for the embedder (with `collect`), or null. */
+  private docWords: DocWords | null = null;
+
+  /** `collect`: keep each row's words for the built-in embedder ({@link lastDocWords}). */
+  constructor(private readonly collect = false) {}
 
   /** The first 31 Snowball languages get a bit for stems; English is bit 0. */
   private bitOf(lang: string): number {
@@ -137,12 +144,27 @@ export class SegmentIndexer {
     for (const w of fc[3]!) pb.add(3, w);
     // Content, the bulk of the text, is counted straight from the string; the description
     // counts as content but has no positions (phrases match title, headings and content).
+    if (this.collect) pb.collectWords(BUILTIN_CONTENT_WORDS);
     let n = d.description ? pb.addText(NFIELDS - 1, d.description) : 0;
     n += pb.addText(NFIELDS - 1, d.content, contentBase);
     lengths[NFIELDS - 1] = n;
+    if (this.collect) {
+      const content = pb.collectedWords();
+      this.docWords = content ? { title, headings: fw[2]!, content } : null;
+    }
     this.languages.add(lang);
     pb.end(this.bitOf(lang));
     return lengths;
+  }
+
+  /**
+   * The words of the row {@link add} counted last, for the built-in embedder (the indexer made
+   * with `collect`): title, headings and the opening of the content, as `embedParts` would read
+   * them. Null when not collecting, or when the content holds a character after which
+   * its words are better read again (PostingsBuilder.collectedWords).
+   */
+  lastDocWords(): DocWords | null {
+    return this.docWords;
   }
 
   /**
@@ -281,7 +303,7 @@ function batchInserter(db: Database.Database, table: string, cols: readonly stri
  */
 export function writeSegment(path: string, entries: Iterable<SegmentEntry>, deletes: SegmentDelete[], opts: WriteOptions): SegmentInfo {
   const db = createFile(path);
-  const ix = new SegmentIndexer();
+  const ix = new SegmentIndexer(opts.embed !== undefined);
   let docCount = 0;
   let searchable = 0;
   const seqs = new SeqRange();
@@ -308,7 +330,7 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
           JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title }),
         );
         if (ok && insVec) {
-          const v = opts.embed!(d);
+          const v = opts.embed!(d, ix.lastDocWords());
           if (v) insVec(id, v);
         }
       }

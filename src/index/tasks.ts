@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import type { EmbedderSpec, PageDoc } from '../core/index.js';
-import { docParts, docText, embedHttp, embedParts, HTTP_EMBED_MAX_CHARS, loadWordVectors, type EmbeddableDoc } from '../text/index.js';
+import { docParts, docText, docWordParts, embedHttp, embedParts, embedWords, HTTP_EMBED_MAX_CHARS, loadWordVectors, type DocWords, type EmbeddableDoc } from '../text/index.js';
 import { openForScan, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment-format.js';
 import { mergeSegments, storedEmbeddable, type MergeVectors } from './segment-merge.js';
 import { writeSegment } from './segment-write.js';
@@ -138,9 +138,10 @@ export function* loggedEntries(logFiles: string[], seqs: number[], firstAts: num
 /**
  * The built-in embedder as a synchronous function of a page, or null when the spec is not the
  * built-in one or its word-vector file cannot be read (the segment is then written lexically,
- * and a later merge embeds it).
+ * and a later merge embeds it). Given the page's words as a segment build analysed them
+ * ({@link DocWords}), it embeds those instead of analysing the page again (the same vector).
  */
-export function builtinEmbed(spec: EmbedderSpec | null | undefined): ((doc: EmbeddableDoc) => Float32Array | null) | null {
+export function builtinEmbed(spec: EmbedderSpec | null | undefined): ((doc: EmbeddableDoc, words?: DocWords | null) => Float32Array | null) | null {
   if (!spec || spec.kind !== 'builtin') return null;
   let wv;
   try {
@@ -148,7 +149,7 @@ export function builtinEmbed(spec: EmbedderSpec | null | undefined): ((doc: Embe
   } catch {
     return null;
   }
-  return (doc) => embedParts(wv, docParts(doc));
+  return (doc, words) => (words ? embedWords(wv, docWordParts(words)) : embedParts(wv, docParts(doc)));
 }
 
 /** Runs a build task (the body of `workers/build-segment.ts`). */
@@ -157,7 +158,7 @@ export function runBuildSegment(t: BuildSegmentTask): SegmentInfo {
   const embed = builtinEmbed(t.embedder);
   const info = writeSegment(t.path, entries, t.deletes, {
     defaultLanguage: t.defaultLanguage,
-    ...(embed ? { embed: (d: PageDoc) => embed(d), embedder: t.embedder!.fp } : {}),
+    ...(embed ? { embed, embedder: t.embedder!.fp } : {}),
   });
   if (t.pauseIn === 'build') stallForever('build');
   return info;

@@ -20,6 +20,12 @@ export interface WeightedText {
   maxWords?: number;
 }
 
+/** One part of a text already split into its words ({@link words}), with its weight. */
+export interface WeightedWords {
+  words: readonly string[];
+  weight: number;
+}
+
 /**
  * The unit vector of `parts` (each part's words weighted by the part's weight), or null when
  * no word is in the table.
@@ -28,13 +34,28 @@ export interface WeightedText {
  * embedParts(wv, [{ text: 'Performance Tips', weight: 3 }, { text: content, weight: 1, maxWords: 400 }]);
  */
 export function embedParts(wv: WordVectors, parts: readonly WeightedText[]): Float32Array | null {
+  const split: WeightedWords[] = [];
+  for (const p of parts) {
+    if (!p.text || p.weight <= 0) continue;
+    split.push({ words: p.maxWords ? firstWords(p.text, p.maxWords) : words(p.text), weight: p.weight });
+  }
+  return embedWords(wv, split);
+}
+
+/**
+ * {@link embedParts} of texts already split into words: the same vector, bit for bit, when
+ * each part holds the words embedParts would read (a segment build hands over the words it
+ * has just indexed instead of analysing the page a second time).
+ *
+ * @example embedWords(wv, [{ words: ['performance', 'tips'], weight: 1 }]);
+ */
+export function embedWords(wv: WordVectors, parts: readonly WeightedWords[]): Float32Array | null {
   const dims = wv.dims;
   const acc = new Float64Array(dims);
   let any = false;
   for (const p of parts) {
-    if (!p.text || p.weight <= 0) continue;
-    const ws = p.maxWords ? firstWords(p.text, p.maxWords) : words(p.text);
-    for (const w of ws) {
+    if (p.weight <= 0) continue;
+    for (const w of p.words) {
       if (isEnglishStopWord(w)) continue;
       const r = wv.index.get(w);
       if (r === undefined) continue;

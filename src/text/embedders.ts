@@ -3,7 +3,7 @@
  * vector space, and the built-in embedder's measured similarity threshold.
  */
 import type { HttpEmbedderSettings } from '../core/index.js';
-import type { WeightedText } from './embed.js';
+import type { WeightedText, WeightedWords } from './embed.js';
 
 /**
  * Least cosine similarity of a built-in vector neighbour (`search.semantic.threshold: null`).
@@ -40,6 +40,31 @@ export function docParts(doc: EmbeddableDoc): WeightedText[] {
     { text: doc.title, weight: 1 },
     { text: doc.headings.join(' \u2029 '), weight: 0.5 },
     { text: content, weight: 1, maxWords: BUILTIN_CONTENT_WORDS },
+  ];
+}
+
+/**
+ * The words of a page's embedded parts, as a segment build has them from its own analysis:
+ * `words()` of the title and of the headings joined as {@link docParts} joins them, and the
+ * first {@link BUILTIN_CONTENT_WORDS} words of the description and content.
+ */
+export interface DocWords {
+  title: readonly string[];
+  headings: readonly string[];
+  content: readonly string[];
+}
+
+/**
+ * {@link docParts} as word lists: with {@link embedWords} the same vector as `embedParts` of
+ * docParts, without analysing the page again.
+ *
+ * @example embedWords(wv, docWordParts({ title: ['apt'], headings: [], content: words(content).slice(0, BUILTIN_CONTENT_WORDS) }))
+ */
+export function docWordParts(w: DocWords): WeightedWords[] {
+  return [
+    { words: w.title, weight: 1 },
+    { words: w.headings, weight: 0.5 },
+    { words: w.content, weight: 1 },
   ];
 }
 

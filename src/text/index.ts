@@ -21,7 +21,7 @@ export { Vocabulary, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefi
 export { ISO_639_1 } from './languages.js';
 export { lowerBound, indexOfSorted } from './sorted.js';
 export { compileOwned, compilePattern, firstMatch, matchesPattern, patternError, type CompiledPattern } from './patterns.js';
-export { embedParts, SIF_RANK, type WeightedText } from './embed.js';
+export { embedParts, embedWords, SIF_RANK, type WeightedText, type WeightedWords } from './embed.js';
 export { loadWordVectors, decodeWordVectors, encodeWordVectors, sharedWordVectors, adoptWordVectors, wordVectorsBytes, type WordVectors, type SharedWordVectors } from './word-vectors.js';
 export { embedHttp, EmbedderError, HTTP_EMBED_MAX_CHARS, type HttpEmbedderDeps } from './http-embedder.js';
-export { docParts, docText, embedderFingerprint, BUILTIN_THRESHOLD, HTTP_THRESHOLD, BUILTIN_CONTENT_WORDS, type EmbeddableDoc } from './embedders.js';
+export { docParts, docWordParts, docText, embedderFingerprint, BUILTIN_THRESHOLD, HTTP_THRESHOLD, BUILTIN_CONTENT_WORDS, type DocWords, type EmbeddableDoc } from './embedders.js';

@@ -401,3 +401,69 @@ t.test('sortedOrder orders terms as string comparison does', async (t) => {
     t.same(sortedOrder(terms), want, `${terms.length} terms`);
   }
 });
+
+/** Random pages from parts that fold in every way the analysis knows (and a few that fold to more or fewer words than they look). */
+function trickyPages(seed: number, count: number) {
+  const parts = [
+    'Straße', 'pg_dump', 'naïve', 'utf8', 'パッケージ管理システムの設定。', 'ソフトウェアを、インストールする', 'Windows™', '™', '℡', '¨', '=\u0338',
+    'e\u0301', '\u0301x', 'ΑΣ', "ΟΔΟΣ'Α", 'ﬁle', '½', 'İstanbul', '管理', '—', '\u00a0', '😀', 'x2y', 'table', 'rollback', 'Performance', 'changes', 'the',
+    'database', '\u3000', '。', 'queries', 'ÄRGER', 'ёлка',
+  ];
+  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
+  const text = (n: number, tricky: boolean) => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += (tricky ? parts[rnd(parts.length)] : parts[22 + rnd(parts.length - 22)]) + (rnd(10) < 7 ? ' ' : '');
+    return s;
+  };
+  return Array.from({ length: count }, (_, k) => {
+    // Half the pages hold only parts that fold word for word, so both outcomes are exercised.
+    const tricky = k % 2 === 0;
+    const headings = Array.from({ length: rnd(4) }, () => text(1 + rnd(4), tricky));
+    return makeDoc(`https://x.test/p${k}`, text(1 + rnd(6), tricky), text(rnd(450), tricky), rnd(3) === 0 ? { headings, description: text(1 + rnd(20), tricky) } : { headings });
+  });
+}
+
+t.test('a build hands the embedder the words embedParts reads (title, headings, the first words of description and content), or none where they could differ', async (t) => {
+  const { SegmentIndexer } = await import('../../src/index/segment-write.js');
+  const { words, BUILTIN_CONTENT_WORDS } = await import('../../src/text/index.js');
+  const { firstWords } = await import('../../src/text/tokenize.js');
+  const ix = new SegmentIndexer(true);
+  let given = 0;
+  let withheld = 0;
+  trickyPages(31, 600).forEach((d, id) => {
+    ix.add(id, d, 'en');
+    const w = ix.lastDocWords();
+    if (!w) {
+      withheld++;
+      return;
+    }
+    given++;
+    const content = d.description ? `${d.description} ${d.content}` : d.content;
+    t.same(w, { title: words(d.title), headings: words(d.headings.join(' \u2029 ')), content: firstWords(content, BUILTIN_CONTENT_WORDS) }, `page ${id}`);
+  });
+  t.ok(given > 250, `words handed over for ${given} pages`);
+  t.ok(withheld > 50, `and withheld for ${withheld}`);
+  t.equal(new SegmentIndexer().lastDocWords(), null, 'none without collect');
+});
+
+t.test('vectors written with the build\'s words equal embedParts of each page, bit for bit', async (t) => {
+  const { writeFixtureWordVectors, FIXTURE_FP } = await import('../helpers/word-vectors.js');
+  const { builtinEmbed } = await import('../../src/index/tasks.js');
+  const { embedParts, docParts, loadWordVectors } = await import('../../src/text/index.js');
+  const table = writeFixtureWordVectors(dir);
+  const embed = builtinEmbed({ kind: 'builtin', fp: FIXTURE_FP, table })!;
+  const wv = loadWordVectors(table);
+  const pages = trickyPages(47, 200);
+  const file = path.join(dir, 'embedded-words.seg');
+  writeSegment(file, pages.map((doc, i) => ({ seq: i + 1, at: i + 1, firstAt: i + 1, doc })), [], { defaultLanguage: 'en', embed, embedder: FIXTURE_FP });
+  const db = new Database(file, { readonly: true });
+  t.teardown(() => db.close());
+  const stored = new Map((db.prepare('SELECT id, v FROM vecs').all() as Array<{ id: number; v: Buffer }>).map((r) => [r.id, r.v]));
+  let vectors = 0;
+  pages.forEach((d, id) => {
+    const v = embedParts(wv, docParts(d));
+    if (v) vectors++;
+    t.same(stored.get(id) ?? null, v ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : null, `page ${id}`);
+  });
+  t.ok(vectors > 100, `${vectors} pages embedded`);
+});
