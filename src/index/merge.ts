@@ -106,8 +106,9 @@ export class Merges {
 
   /**
    * A live segment of an older format than {@link SEGMENT_FORMAT}, or null: rewritten alone by
-   * the merge job (the merge analyses its stored text again, see mergeSegments), so an index
-   * written by an older version reaches the current format without a reindex.
+   * the merge job (the merge packs its stored text, and analyses it again when its terms are
+   * older than format 5; see mergeSegments), so an index written by an older version reaches
+   * the current format without a reindex.
    */
   private outdated(): string | null {
     for (const v of this.stages.generations.current.views) if (v.state.reader.info.format < SEGMENT_FORMAT) return v.state.id;

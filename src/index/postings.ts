@@ -199,7 +199,7 @@ export function remapPostings(buf: Uint8Array, map: Int32Array, w: ByteWriter, p
 }
 
 /**
- * The positions blob of a term (`positions` table, format 5): one entry per entry of the term's
+ * The positions blob of a term (`positions` table, format 5 and later): one entry per entry of the term's
  * postings blob, in the same order (so it carries no ids): varint(n), then n bytes of varints,
  * the first position and then the gap to each next one. The byte length (not the count) leads
  * the entry so that phrase matching steps over the entries of pages it does not look at without

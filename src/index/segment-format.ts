@@ -5,9 +5,10 @@
  * by the build stage (segment-write.ts) or the merge stage (segment-merge.ts) and read by
  * {@link SegmentReader} (segment-reader.ts) on the main thread and the search threads.
  *
- * Tables (format 5; older files are still read: format 1 lacks `stems` and `meta.languages`,
+ * Tables (format 6; older files are still read: format 1 lacks `stems` and `meta.languages`,
  * format 2 lacks `vecs`, formats 1–3 have an FTS5 table `fts` instead of `positions`, format 4
- * leads each positions entry with its count instead of its byte length):
+ * leads each positions entry with its count instead of its byte length, formats 1–5 hold
+ * `headings`, `content` and `body` as plain TEXT):
  * - `meta(key, value)`: `format`, counts, seq range, `created`, `languages` (the languages of
  *   the searchable rows, each a row's `language` or the project default, comma-separated).
  * - `docs(id, url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters,
@@ -15,7 +16,9 @@
  *   dense ids 0..n-1. `lengths` = token count of each FIELDS entry; `headings` = the headings
  *   wrapped in boundary markers ({@link FTS_BEGIN}); `hkeys` = {@link hashWord} of each heading's folded
  *   words; `body` = the rest of the PageDoc as JSON (title and content live in their columns for
- *   searchable rows).
+ *   searchable rows). `headings`, `content` and `body` are BLOBs packed by stored-codec.ts (each
+ *   value compressed on its own; {@link PACKED_COLUMNS}); read them through `storedText`, which
+ *   also takes the TEXT of older formats.
  * - `deletes(url, seq, at)`: delete markers.
  * - `terms(term, stem, df, postings, pos)`: our inverted index, one row per folded (unstemmed) word
  *   or compound. `stem` is the English stem when the word occurs in an English document, else
@@ -53,9 +56,18 @@ import { fsyncPath } from './files.js';
 /** Searchable fields, in the order used by every per-field array. */
 export const FIELDS = ['title', 'keywords', 'headings', 'url', 'content'] as const;
 export const NFIELDS = FIELDS.length;
-export const SEGMENT_FORMAT = 5;
+export const SEGMENT_FORMAT = 6;
 /** Formats {@link infoFrom} accepts: the current one and the older ones still readable. */
-export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4, 5];
+export const READABLE_FORMATS: readonly number[] = [1, 2, 3, 4, 5, 6];
+/**
+ * The oldest format whose `terms`, `positions` and `stems` the current format keeps as they
+ * are: a merge copies those of such a source, and analyses the stored text of an older one again.
+ */
+export const TERMS_FORMAT = 5;
+/** The first format whose {@link PACKED_COLUMNS} are packed (stored-codec.ts). */
+export const PACKED_FORMAT = 6;
+/** The `docs` columns stored packed from {@link PACKED_FORMAT} on; TEXT before. */
+export const PACKED_COLUMNS: readonly string[] = ['headings', 'content', 'body'];
 
 /** An upsert as it goes into a segment. `firstAt` = when the URL was first indexed (ms). */
 export interface SegmentEntry {
@@ -114,8 +126,8 @@ CREATE TABLE docs(
   id INTEGER PRIMARY KEY, url TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
   first_at INTEGER NOT NULL, status INTEGER NOT NULL, lengths TEXT NOT NULL, boost REAL NOT NULL,
   grp TEXT NOT NULL, doc_type TEXT NOT NULL, language TEXT, filters TEXT NOT NULL,
-  data_points TEXT NOT NULL, title TEXT NOT NULL, headings TEXT NOT NULL, content TEXT NOT NULL,
-  image TEXT, description TEXT, hkeys BLOB, body TEXT NOT NULL);
+  data_points TEXT NOT NULL, title TEXT NOT NULL, headings BLOB NOT NULL, content BLOB NOT NULL,
+  image TEXT, description TEXT, hkeys BLOB, body BLOB NOT NULL);
 CREATE TABLE deletes(url TEXT PRIMARY KEY, seq INTEGER NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, stem TEXT NOT NULL, df INTEGER NOT NULL, postings BLOB NOT NULL, pos INTEGER) WITHOUT ROWID;
 CREATE TABLE stems(stem TEXT NOT NULL, term TEXT NOT NULL, PRIMARY KEY(stem, term)) WITHOUT ROWID;

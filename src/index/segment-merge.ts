@@ -5,16 +5,21 @@
  *
  * Invariants: sources are only read; rows keep their seq, at and firstAt, so the liveness rule
  * (contract.ts) decides between a merged copy and any newer write without coordination; the
- * result holds the same postings and positions bytes a fresh build of the same rows would. A
- * source of an older format is converted: the merge then analyses the stored text of the rows
- * again, as a build would.
+ * result holds the same postings, positions and packed stored bytes a fresh build of the same
+ * rows would. A source of an older format is converted: its stored text is packed as it is
+ * copied (formats 1–5), and when its terms predate {@link TERMS_FORMAT} (formats 1–4) the merge
+ * analyses the stored text of the rows again, as a build would.
  */
 import type Database from 'better-sqlite3';
 import type { PageDoc } from '../core/index.js';
 import { ByteWriter, keepPositions, remapPostings } from './postings.js';
 import { SegmentIndexer } from './segment-write.js';
+import { packBytes, storedText } from './stored-codec.js';
 import {
   DOC_COLUMNS,
+  PACKED_COLUMNS,
+  PACKED_FORMAT,
+  TERMS_FORMAT,
   SCAN_CACHE_KB,
   SeqRange,
   createFile,
@@ -25,7 +30,6 @@ import {
   type SegmentInfo,
   FTS_BEGIN,
   FTS_END,
-  SEGMENT_FORMAT,
   vectorInserter,
 } from './segment-format.js';
 import type { EmbeddableDoc } from '../text/index.js';
@@ -58,20 +62,30 @@ export interface MergeSource {
 
 /**
  * Merges the live rows of `sources` into a new segment at `path`, without re-analysing any
- * text: stored rows are copied by SQL, postings and positions are filtered and renumbered term
- * by term (a k-way merge over the sources' sorted term tables, so memory stays flat; entries
- * are copied as bytes, see remapPostings and keepPositions). Rows keep their seq/at/firstAt.
- * When a source has an older format than SEGMENT_FORMAT, the postings, positions and stems of the
- * result are instead built from the copied rows' stored text, like a build (rows whose
- * language is null count as `defaultLanguage`), and each row's stored token counts follow the
- * new postings. Synchronous; runs in a pool worker.
+ * text: stored rows are copied by SQL (packed columns as their bytes), postings and positions
+ * are filtered and renumbered term by term (a k-way merge over the sources' sorted term tables,
+ * so memory stays flat; entries are copied as bytes, see remapPostings and keepPositions). Rows
+ * keep their seq/at/firstAt. The stored text of a source older than {@link PACKED_FORMAT} is
+ * packed on the way. When a source is older than {@link TERMS_FORMAT}, the postings, positions
+ * and stems of the result are instead built from the copied rows' stored text, like a build
+ * (rows whose language is null count as `defaultLanguage`), and each row's stored token counts
+ * follow the new postings. Synchronous; runs in a pool worker.
  *
  * @example
  * mergeSegments(`${dir}/m1.seg.tmp`, [{ path: a, liveIds: [0, 2] }, { path: b, liveIds: [1] }], []);
  */
 export function mergeSegments(path: string, sources: MergeSource[], deletes: SegmentDelete[], vectors?: MergeVectors, defaultLanguage = 'en'): SegmentInfo {
-  const convert = sources.some((s) => scanFormat(s.path) < SEGMENT_FORMAT);
+  const formats = sources.map((s) => scanFormat(s.path));
+  const reanalyse = formats.some((f) => f < TERMS_FORMAT);
   const db = createFile(path);
+  // Older sources' TEXT is packed from its bytes as SQL copies it (deterministic: a fresh build
+  // of the same rows stores the same bytes).
+  db.function('pack_bytes', { deterministic: true }, (v: unknown) => packBytes(v as Buffer));
+  const copied = (packed: boolean): string =>
+    DOC_COLUMNS.split(',')
+      .slice(1)
+      .map((c) => (packed || !PACKED_COLUMNS.includes(c) ? 'd.' + c : `pack_bytes(CAST(d.${c} AS BLOB))`))
+      .join(',');
   let next = 0;
   let embedded = vectors !== undefined;
   let searchable = 0;
@@ -81,7 +95,7 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
   const languages = new Set<string>();
   try {
     db.exec('CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
-    for (const src of sources) {
+    for (const [si, src] of sources.entries()) {
       db.prepare('ATTACH DATABASE ? AS src').run(src.path);
       try {
         db.pragma(`src.cache_size = -${SCAN_CACHE_KB}`);
@@ -94,7 +108,7 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
             map[old] = next;
             insMap.run(old, next++);
           }
-          db.exec(`INSERT INTO main.docs(${DOC_COLUMNS}) SELECT m.new, ${DOC_COLUMNS.split(',').slice(1).map((c) => 'd.' + c).join(',')}
+          db.exec(`INSERT INTO main.docs(${DOC_COLUMNS}) SELECT m.new, ${copied(formats[si]! >= PACKED_FORMAT)}
                    FROM src.docs d JOIN temp.idmap m ON d.id = m.old ORDER BY m.new`);
           if (vectors) embedded = mergeVectors(db, vectors, maps.length, map) && embedded;
         })();
@@ -105,12 +119,12 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
         maps.push(map);
         const langs = db.prepare("SELECT value FROM src.meta WHERE key = 'languages'").pluck().get() as string | undefined;
         // Format 1 files record no languages: their stems are English.
-        if (!convert) for (const l of (langs ?? 'en').split(',')) if (l) languages.add(l);
+        if (!reanalyse) for (const l of (langs ?? 'en').split(',')) if (l) languages.add(l);
       } finally {
         db.exec('DETACH DATABASE src');
       }
     }
-    if (convert) {
+    if (reanalyse) {
       const ix = reindexRows(db, defaultLanguage);
       db.transaction(() => {
         insertDeletes(db, deletes, seqs);
@@ -122,7 +136,7 @@ export function mergeSegments(path: string, sources: MergeSource[], deletes: Seg
       mergeTerms(db, sources, maps);
     }
     // Stem rows of the terms that survived (format 1 sources have none; a conversion wrote its own).
-    if (!convert) for (const src of sources) {
+    if (!reanalyse) for (const src of sources) {
       db.prepare('ATTACH DATABASE ? AS src').run(src.path);
       try {
         const has = db.prepare("SELECT 1 FROM src.sqlite_master WHERE name = 'stems'").get();
@@ -214,12 +228,12 @@ function reindexRows(db: Database.Database, defaultLanguage: string): SegmentInd
   const ix = new SegmentIndexer();
   const changed: Array<[string, number]> = [];
   const it = db.prepare('SELECT id, title, content, body, lengths FROM main.docs WHERE status = 200 ORDER BY id').raw().iterate() as IterableIterator<
-    [number, string, string, string, string]
+    [number, string, Buffer, Buffer, string]
   >;
   for (const [id, title, content, body, lengths] of it) {
-    const d = JSON.parse(body) as PageDoc;
+    const d = JSON.parse(storedText(body)) as PageDoc;
     d.title = title;
-    d.content = content;
+    d.content = storedText(content);
     const l = JSON.stringify(ix.add(id, d, d.language ?? defaultLanguage));
     if (l !== lengths) changed.push([l, id]);
   }
@@ -253,10 +267,10 @@ function mergeVectors(db: Database.Database, vectors: MergeVectors, si: number, 
      WHERE d.status = 200 AND d.id > ? ORDER BY d.id LIMIT 256`,
   );
   for (let last = -1; ; ) {
-    const rows = page.all(last) as Array<{ id: number; title: string; headings: string; content: string; description: string | null }>;
+    const rows = page.all(last) as Array<{ id: number; title: string; headings: Buffer; content: Buffer; description: string | null }>;
     if (rows.length === 0) break;
     for (const r of rows) {
-      const v = vectors.embed(storedEmbeddable(r));
+      const v = vectors.embed(storedEmbeddable({ ...r, headings: storedText(r.headings), content: storedText(r.content) }));
       if (v) ins(r.id, v);
     }
     last = rows[rows.length - 1]!.id;

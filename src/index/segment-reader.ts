@@ -15,7 +15,8 @@ import { words } from '../text/index.js';
 import { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, type ClockEntry } from './budgets.js';
 import { consecutive, decodePostings, PositionsCursor, type Postings } from './postings.js';
 import { allocRowVectors, type RowVectorBlock } from './vector-memory.js';
-import { NFIELDS, SCAN_CACHE_KB, hasPositionsTable, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
+import { NFIELDS, PACKED_FORMAT, SCAN_CACHE_KB, hasPositionsTable, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
+import { storedText, unpackPrefix } from './stored-codec.js';
 
 /** Per-document values kept in memory for filtering, facets, sorting and scoring. */
 export interface DocValues {
@@ -151,8 +152,11 @@ export class SegmentReader {
     this.languages = (langs ?? 'en').split(',').filter((l) => l !== '');
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
     this.stmtBody = db.prepare('SELECT body, title, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
+    // Packed content is cut to the card's limit after unpacking (unpackPrefix): the same code
+    // points SQLite's substr gives of the TEXT of older formats.
+    const packed = this.info.format >= PACKED_FORMAT;
     this.stmtCard = db.prepare(
-      `SELECT url, title, substr(content, 1, ${CARD_CONTENT_LIMIT}) AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?`,
+      `SELECT url, title, ${packed ? 'content' : `substr(content, 1, ${CARD_CONTENT_LIMIT}) AS content`}, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?`,
     );
     this.stmtCardNoContent = db.prepare(
       "SELECT url, title, '' AS content, doc_type AS documentType, data_points AS dataPoints, image, description FROM docs WHERE id = ?",
@@ -203,13 +207,13 @@ export class SegmentReader {
 
   /** The stored entry of one row. */
   entry(id: number): SegmentEntry {
-    const r = this.stmtBody.get(id) as { body: string; title: string; content: string; firstAt: number; seq: number; at: number } | undefined;
+    const r = this.stmtBody.get(id) as { body: string | Buffer; title: string; content: string | Buffer; firstAt: number; seq: number; at: number } | undefined;
     if (!r) throw new Error(`no doc ${id} in ${this.path}`);
-    const doc = JSON.parse(r.body) as PageDoc;
+    const doc = JSON.parse(storedText(r.body)) as PageDoc;
     // Non-searchable rows keep their title and content only in the JSON (they may be absent there).
     if (doc.status === 200) {
       doc.title = r.title;
-      doc.content = r.content;
+      doc.content = storedText(r.content);
     } else {
       doc.title ??= '';
       doc.content ??= '';
@@ -223,13 +227,13 @@ export class SegmentReader {
    */
   card(id: number, withContent: boolean): ResultCard {
     const r = (withContent ? this.stmtCard : this.stmtCardNoContent).get(id) as
-      | { url: string; title: string; content: string; documentType: string; dataPoints: string; image: string | null; description: string | null }
+      | { url: string; title: string; content: string | Buffer; documentType: string; dataPoints: string; image: string | null; description: string | null }
       | undefined;
     if (!r) throw new Error(`no doc ${id} in ${this.path}`);
     return {
       url: r.url,
       title: r.title,
-      content: r.content,
+      content: typeof r.content === 'string' ? r.content : unpackPrefix(r.content, CARD_CONTENT_LIMIT),
       documentType: r.documentType,
       dataPoints: r.dataPoints === '[]' ? [] : (JSON.parse(r.dataPoints) as DataPoint[]),
       imageUrl: r.image || null,
@@ -471,7 +475,7 @@ export class SegmentReader {
 
   /**
    * Row ids (any status, dead ones included) holding the folded words `phrase` at consecutive
-   * positions within the title, within one heading or within the content. Formats 4 and 5 match on
+   * positions within the title, within one heading or within the content. Formats 4 and later match on
    * the segment's positions; older files ask their FTS5 table.
    *
    * @example

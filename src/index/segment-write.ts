@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3';
 import type { PageDoc } from '../core/index.js';
 import { words, urlWords, stemEn, stemSnowball, hasStemmer, urlCompounds, analyzeText, BUILTIN_CONTENT_WORDS, type DocWords } from '../text/index.js';
 import { PostingsBuilder } from './postings-builder.js';
+import { packText } from './stored-codec.js';
 import {
   DOC_COLUMNS,
   FTS_BEGIN,
@@ -325,9 +326,9 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
         insDoc.run(
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
           d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters), JSON.stringify(d.dataPoints),
-          ok ? d.title : '', ok ? markedHeadings(d.headings) : '', ok ? d.content : '', d.imageUrl, d.description ?? null,
+          ok ? d.title : '', packText(ok ? markedHeadings(d.headings) : ''), packText(ok ? d.content : ''), d.imageUrl, d.description ?? null,
           ok && d.headings.length ? headingKeysBlob(d.headings) : null,
-          JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title }),
+          packText(JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title })),
         );
         if (ok && insVec) {
           const v = opts.embed!(d, ix.lastDocWords());

@@ -8,6 +8,7 @@ import type { EmbedderSpec, PageDoc } from '../core/index.js';
 import { docParts, docText, docWordParts, embedHttp, embedParts, embedWords, HTTP_EMBED_MAX_CHARS, loadWordVectors, type DocWords, type EmbeddableDoc } from '../text/index.js';
 import { openForScan, type SegmentDelete, type SegmentEntry, type SegmentInfo } from './segment-format.js';
 import { mergeSegments, storedEmbeddable, type MergeVectors } from './segment-merge.js';
+import { storedText } from './stored-codec.js';
 import { writeSegment } from './segment-write.js';
 import { decodeLine, peekLineSeq, readLogLines } from './write-log.js';
 
@@ -207,12 +208,12 @@ async function httpVectors(spec: EmbedderSpec & { kind: 'http' }, sources: Merge
       const ids: number[] = [];
       const texts: string[] = [];
       const rows = db.prepare('SELECT id, title, headings, content, description FROM docs WHERE status = 200 ORDER BY id').iterate() as IterableIterator<{
-        id: number; title: string; headings: string; content: string; description: string | null;
+        id: number; title: string; headings: string | Buffer; content: string | Buffer; description: string | null;
       }>;
       for (const r of rows) {
         if (!live.has(r.id)) continue;
         ids.push(r.id);
-        texts.push(docText(storedEmbeddable(r)).slice(0, HTTP_EMBED_MAX_CHARS));
+        texts.push(docText(storedEmbeddable({ ...r, headings: storedText(r.headings), content: storedText(r.content) })).slice(0, HTTP_EMBED_MAX_CHARS));
       }
       const vecs = await embedHttp(spec, texts);
       out.push(new Map(ids.map((id, i) => [id, vecs[i]!])));

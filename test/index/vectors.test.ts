@@ -11,6 +11,7 @@ import { doc, openStore, realPool, tempDir } from './helpers.js';
 import { DEFAULT_SEARCH_MEMORY_MB } from '../../src/core/index.js';
 import { engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/index/budgets.js';
 import { FIXTURE_FP, writeFixtureWordVectors } from '../helpers/word-vectors.js';
+import { toFormat5 } from './fixtures/old-formats.js';
 
 const entries = (docs: PageDoc[]) => docs.map((d, i) => ({ seq: i + 1, at: i + 1, firstAt: i + 1, doc: d }));
 const docs = [
@@ -62,6 +63,7 @@ t.test('a format 1 segment (no vectors table) is still read, lexically', async (
   const dir = tempDir(t);
   const f = path.join(dir, 'old.seg');
   writeSegment(f, entries(docs.slice(0, 2)), [], { defaultLanguage: 'en' });
+  toFormat5(f); // stored text as TEXT, as formats 1–5 keep it
   const db = new Database(f);
   db.exec("UPDATE meta SET value = '1' WHERE key = 'format'; DROP TABLE vecs;");
   db.close();
