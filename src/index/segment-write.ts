@@ -199,37 +199,68 @@ export class SegmentIndexer {
 
 /** Index bits below a term's two-unit key in {@link sortedOrder} (up to 2^21 terms). */
 const ORDER_BITS = 2 ** 21;
+/** Groups of at most this many terms sharing a prefix are ordered by comparing strings. */
+const ORDER_SMALL = 12;
 
 /**
  * The indexes of `terms` (distinct) in the order of their strings (UTF-16 code units, as `<`
- * compares them). The first two code units of each term, with its index below them, are sorted
- * as numbers in one native sort; only terms sharing those two units are then compared as
- * strings: a comparison sort of all of them costs several times more (tens of thousands of
- * terms per segment, German compounds sharing long prefixes).
+ * compares them). Two code units of each term at a time, with its index below them, are sorted
+ * as numbers in one native sort, first the first two units of every term, then within each
+ * group that shares them the next two, and so on; only small groups are compared as strings. A
+ * comparison sort of all of them costs several times more (tens of thousands of terms per
+ * segment, and German compounds share long prefixes: `konfigurations…`).
  */
 export function sortedOrder(terms: readonly string[]): number[] {
   const n = terms.length;
-  const byString = (x: number, y: number) => (terms[x]! < terms[y]! ? -1 : 1);
-  if (n >= ORDER_BITS) return terms.map((_, i) => i).sort(byString);
-  // (u0 · 2^16 + u1) · 2^21 + i < 2^53: exact in a double (a missing unit counts as 0, before any other).
-  const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const t = terms[i]!;
-    keys[i] = ((t.length > 0 ? t.charCodeAt(0) : 0) * 65536 + (t.length > 1 ? t.charCodeAt(1) : 0)) * ORDER_BITS + i;
+  if (n >= ORDER_BITS) return terms.map((_, i) => i).sort((x, y) => (terms[x]! < terms[y]! ? -1 : 1));
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  orderRange(terms, order, 0, n, 0);
+  return order;
+}
+
+/** Orders `order[start, end)`, terms sharing their first `depth` code units (see {@link sortedOrder}). */
+function orderRange(terms: readonly string[], order: number[], start: number, end: number, depth: number): void {
+  const m = end - start;
+  if (m <= ORDER_SMALL) {
+    // Insertion sort in place: most groups hold two or three terms.
+    for (let k = start + 1; k < end; k++) {
+      const x = order[k]!;
+      const tx = terms[x]!;
+      let j = k - 1;
+      while (j >= start && terms[order[j]!]! > tx) {
+        order[j + 1] = order[j]!;
+        j--;
+      }
+      order[j + 1] = x;
+    }
+    return;
+  }
+  // (u0 · 2^16 + u1) · 2^21 + k < 2^53: exact in a double (a missing unit counts as 0, before any other).
+  const keys = new Float64Array(m);
+  let longest = 0;
+  for (let k = 0; k < m; k++) {
+    const t = terms[order[start + k]!]!;
+    if (t.length > longest) longest = t.length;
+    keys[k] = ((t.length > depth ? t.charCodeAt(depth) : 0) * 65536 + (t.length > depth + 1 ? t.charCodeAt(depth + 1) : 0)) * ORDER_BITS + k;
+  }
+  if (longest <= depth) {
+    // Only terms that differ in a NUL unit could get here: compare them as strings.
+    const part = order.slice(start, end).sort((x, y) => (terms[x]! < terms[y]! ? -1 : 1));
+    for (let k = 0; k < m; k++) order[start + k] = part[k]!;
+    return;
   }
   keys.sort();
-  const order = new Array<number>(n);
-  for (let i = 0; i < n; i++) order[i] = keys[i]! % ORDER_BITS;
-  let start = 0;
-  for (let i = 1; i <= n; i++) {
-    if (i < n && Math.floor(keys[i]! / ORDER_BITS) === Math.floor(keys[start]! / ORDER_BITS)) continue;
-    if (i - start > 1) {
-      const part = order.slice(start, i).sort(byString);
-      for (let k = 0; k < part.length; k++) order[start + k] = part[k]!;
-    }
-    start = i;
+  const was = order.slice(start, end);
+  for (let k = 0; k < m; k++) order[start + k] = was[keys[k]! % ORDER_BITS]!;
+  // Groups sharing these two units as well: distinct terms, so each group of two or more holds
+  // terms longer than depth + 2 units, ordered by their next units.
+  let from = 0;
+  for (let k = 1; k <= m; k++) {
+    if (k < m && Math.floor(keys[k]! / ORDER_BITS) === Math.floor(keys[from]! / ORDER_BITS)) continue;
+    if (k - from > 1) orderRange(terms, order, start + from, start + k, depth + 2);
+    from = k;
   }
-  return order;
 }
 
 /** Rows per multi-row INSERT in {@link SegmentIndexer.writeTerms}. */

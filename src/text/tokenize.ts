@@ -24,7 +24,11 @@ const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
  */
 export function words(text: string): string[] {
   if (isPlain(text)) return text.toLowerCase().match(ASCII_WORD_RE) ?? [];
-  const f = fold(text);
+  return foldedWords(fold(text));
+}
+
+/** {@link words} of a text already folded (not plain before folding). */
+function foldedWords(f: string): string[] {
   // Folding often leaves no letter outside ASCII (German, French, Spanish …: ä → a, ß → ss):
   // its words are then the ASCII runs, found without the Unicode-class regex.
   if (isPlain(f)) return f.match(ASCII_WORD_RE) ?? [];
@@ -77,8 +81,10 @@ export function firstWords(text: string, n: number): string[] {
  */
 export function analyzeText(text: string): { words: string[]; compounds: string[] } {
   if (!isPlain(text)) {
-    const ws = words(text);
-    return { words: ws, compounds: compounds(text).concat(ws.flatMap(alnumParts)) };
+    // Folded once for both.
+    const f = fold(text);
+    const ws = foldedWords(f);
+    return { words: ws, compounds: foldedCompounds(f).concat(ws.flatMap(alnumParts)) };
   }
   const lower = text.toLowerCase();
   const c = asciiCompounds(lower, []);
@@ -102,8 +108,13 @@ export function alnumParts(word: string): string[] {
  */
 export function compounds(text: string): string[] {
   if (isPlain(text)) return asciiCompounds(text.toLowerCase(), []);
+  return foldedCompounds(fold(text));
+}
+
+/** {@link compounds} of a text already folded (not plain before folding). */
+function foldedCompounds(f: string): string[] {
   const out: string[] = [];
-  for (const m of fold(text).matchAll(COMPOUND_RE)) {
+  for (const m of f.matchAll(COMPOUND_RE)) {
     const parts = m[0].match(WORD_RE);
     // Not for scripts segmented by dictionary: their words are already cut out of runs.
     if (parts && parts.length > 1 && !SEGMENTED_CHAR_RE.test(m[0])) out.push(parts.join(''));

@@ -400,6 +400,23 @@ t.test('sortedOrder orders terms as string comparison does', async (t) => {
     const want = terms.map((_, i) => i).sort((x, y) => (terms[x]! < terms[y]! ? -1 : 1));
     t.same(sortedOrder(terms), want, `${terms.length} terms`);
   }
+  // Long shared prefixes (German compounds): groups are refined two units at a time, many levels deep.
+  for (let k = 0; k < 10; k++) {
+    const set = new Set<string>();
+    const stems = ['konfigurationsdatei', 'konfiguration', 'konfig', 'paketverwaltung', 'paket', 'pak', 'k', ''];
+    const size = 500 + rnd(3000);
+    for (let tries = 0; set.size < size && tries < 10 * size; tries++) {
+      let s = stems[rnd(stems.length)]!;
+      const len = rnd(5);
+      for (let i = 0; i < len; i++) s += units[rnd(units.length)]!;
+      set.add(s);
+    }
+    // And terms that differ only in NUL units (no word holds one, but the order must still be right).
+    if (k === 0) for (let i = 0; i < 40; i++) set.add('a' + '\0'.repeat(i));
+    const terms = [...set];
+    const want = terms.map((_, i) => i).sort((x, y) => (terms[x]! < terms[y]! ? -1 : 1));
+    t.same(sortedOrder(terms), want, `${terms.length} terms with long shared prefixes`);
+  }
 });
 
 /** Random pages from parts that fold in every way the analysis knows (and a few that fold to more or fewer words than they look). */
