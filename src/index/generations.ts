@@ -224,7 +224,7 @@ export class Generations {
   docOf(url: string): DocMeta | null {
     const w = this.published.get(url);
     if (!w || w.docId < 0) return null;
-    return w.state.reader.entry(w.docId).doc;
+    return w.state.reader.meta(w.docId);
   }
 
   /** The document type of `url`'s published row, or null. */

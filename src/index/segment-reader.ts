@@ -120,6 +120,7 @@ export class SegmentReader {
   readonly languages: readonly string[];
   private readonly stmtPrefix: Database.Statement;
   private readonly stmtBody: Database.Statement;
+  private readonly stmtMeta: Database.Statement;
   private readonly stmtCard: Database.Statement;
   private readonly stmtCardNoContent: Database.Statement;
   /** Word positions of a term (format 4 and later), or, in older files, an FTS5 phrase query. */
@@ -152,6 +153,7 @@ export class SegmentReader {
     this.languages = (langs ?? 'en').split(',').filter((l) => l !== '');
     this.stmtPrefix = db.prepare('SELECT term FROM terms WHERE term >= ? AND term < ? LIMIT ?').pluck();
     this.stmtBody = db.prepare('SELECT body, title, content, first_at AS firstAt, seq, at FROM docs WHERE id = ?');
+    this.stmtMeta = db.prepare('SELECT body, title FROM docs WHERE id = ?');
     // Packed content is cut to the card's limit after unpacking (unpackPrefix): the same code
     // points SQLite's substr gives of the TEXT of older formats.
     const packed = this.info.format >= PACKED_FORMAT;
@@ -219,6 +221,17 @@ export class SegmentReader {
       doc.content ??= '';
     }
     return { seq: r.seq, at: r.at, firstAt: r.firstAt, doc };
+  }
+
+  /**
+   * The report fields of one row (title, type, group, source, message: the values {@link entry}
+   * gives) without its content, which a stored entry would unpack in full.
+   */
+  meta(id: number): Pick<PageDoc, 'title' | 'documentType' | 'contentGroup' | 'source' | 'message'> {
+    const r = this.stmtMeta.get(id) as { body: string | Buffer; title: string } | undefined;
+    if (!r) throw new Error(`no doc ${id} in ${this.path}`);
+    const doc = JSON.parse(storedText(r.body)) as PageDoc;
+    return { title: doc.status === 200 ? r.title : (doc.title ?? ''), documentType: doc.documentType, contentGroup: doc.contentGroup, source: doc.source, message: doc.message };
   }
 
   /**

@@ -103,6 +103,9 @@ t.test('the same pages in format 5 and format 6 give identical answers, entries 
     for (let id = 0; id < seg5.reader.info.docCount; id++) {
       t.equal(JSON.stringify(seg6.reader.entry(id)), JSON.stringify(seg5.reader.entry(id)), `entry ${k}/${id}`);
       t.equal(JSON.stringify(seg6.reader.card(id, true)), JSON.stringify(seg5.reader.card(id, true)), `card ${k}/${id}`);
+      const { title, documentType, contentGroup, source, message } = seg6.reader.entry(id).doc;
+      t.same(seg6.reader.meta(id), { title, documentType, contentGroup, source, message }, `report fields ${k}/${id} as the entry has them`);
+      t.same(seg5.reader.meta(id), seg6.reader.meta(id));
       t.equal(seg6.reader.titleKey(id), seg5.reader.titleKey(id));
       t.same(seg6.reader.headingKeys(id), seg5.reader.headingKeys(id));
       compared++;
