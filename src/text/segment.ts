@@ -141,38 +141,79 @@ export function segmentWordByRegex(word: string): string[] {
   return out;
 }
 
-const WORD_RUN_RE = /[\p{L}\p{N}\p{M}]+/gu;
+const WORD_CHAR_RE = /^[\p{L}\p{N}\p{M}]$/u;
+/** Per BMP code point met so far: 0 not yet classified, 1 not a word character, 2 a letter, digit or mark. */
+const wordChars = new Uint8Array(0x10000);
+for (let c = 0; c < 0x80; c++) wordChars[c] = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) ? 2 : 1;
+
+/** Whether code point `cp` is a letter, digit or mark: the regex once per BMP code point and thread, then a table. */
+function isWordCodePoint(cp: number): boolean {
+  if (cp < 0x10000) {
+    let k = wordChars[cp]!;
+    if (k === 0) wordChars[cp] = k = WORD_CHAR_RE.test(String.fromCharCode(cp)) ? 2 : 1;
+    return k === 2;
+  }
+  return WORD_CHAR_RE.test(String.fromCodePoint(cp));
+}
 
 /**
  * Word boundaries of `text` for snippets and highlighting: the [start, end) offsets of each
- * word, with dictionary-segmented scripts cut like {@link segmentWord} cuts them (pieces found
- * by the same class-table scan; snippets cut windows of CJK text on these boundaries per result).
+ * word, with dictionary-segmented scripts cut like {@link segmentWord} cuts them. One scan over
+ * the text with the word-character and piece-class tables (snippets call it for each window of
+ * CJK text they cut, per result): a run of letters, digits and marks is one word, or, where it
+ * holds dictionary-segmented scripts, its pieces (one per script class) are, each segmented
+ * piece cut into its dictionary words.
  *
  * @example wordSpans('管理ツール') // [[0, 2], [2, 5]]
  */
 export function wordSpans(text: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  for (const m of text.matchAll(WORD_RUN_RE)) {
-    const w = m[0];
-    const base = m.index!;
-    if (!SEGMENTED_CHAR_RE.test(w)) {
-      out.push([base, base + w.length]);
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const cp = text.codePointAt(i)!;
+    const w = cp > 0xffff ? 2 : 1;
+    if (!isWordCodePoint(cp)) {
+      i += w;
       continue;
     }
-    forEachPiece(w, (i, j, segmented) => {
-      if (!segmented) {
-        out.push([base + i, base + j]);
-        return;
+    // A word run from i: its end, and whether it holds a segmented piece.
+    let end = i + w;
+    let segmented = pieceClass(cp) !== 0;
+    while (end < n) {
+      const c = text.codePointAt(end)!;
+      if (!isWordCodePoint(c)) break;
+      if (!segmented && pieceClass(c) !== 0) segmented = true;
+      end += c > 0xffff ? 2 : 1;
+    }
+    if (!segmented) {
+      out.push([i, end]);
+      i = end;
+      continue;
+    }
+    // Pieces of the run, as forEachPiece cuts a word.
+    while (i < end) {
+      const c0 = text.codePointAt(i)!;
+      const cls = pieceClass(c0);
+      let j = i + (c0 > 0xffff ? 2 : 1);
+      while (j < end) {
+        const c = text.codePointAt(j)!;
+        if (pieceClass(c) !== cls) break;
+        j += c > 0xffff ? 2 : 1;
       }
-      const p = w.slice(i, j);
-      let at = 0;
-      for (const s of segmentPiece(p)) {
-        const k = p.indexOf(s, at);
-        if (k < 0) break;
-        out.push([base + i + k, base + i + k + s.length]);
-        at = k + s.length;
+      if (cls === 0 || j - i === 1) out.push([i, j]);
+      else {
+        const p = text.slice(i, j);
+        let at = 0;
+        for (const s of segmentPiece(p)) {
+          const k = p.indexOf(s, at);
+          if (k < 0) break;
+          out.push([i + k, i + k + s.length]);
+          at = k + s.length;
+        }
       }
-    });
+      i = j;
+    }
   }
   return out;
 }

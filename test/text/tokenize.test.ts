@@ -72,6 +72,22 @@ t.test('wordSpans cuts pieces by its class table exactly as the piece regex does
   }
 });
 
+t.test('wordSpans (one table scan over the text) equals the piece regex definition on long mixed texts', async (t) => {
+  const { wordSpans, wordSpansByRegex } = await import('../../src/text/segment.js');
+  const parts = ['パッケージ管理システムの設定。', 'ソフトウェアを、インストールする', 'debianの', 'Straße', 'naïve', 'a\u0301', ' \u0301', '😀', '𠀋', 'ภาษาไทย', '한국어', '½', '™', '—', '\u3000', ' ', '\n', 'x2y', 'ー', '々', 'ｱｲｳ', '\ud800', '.'];
+  let seed = 41;
+  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
+  let same = 0;
+  for (let k = 0; k < 1500; k++) {
+    let text = '';
+    const len = rnd(60);
+    for (let i = 0; i < len; i++) text += parts[rnd(parts.length)];
+    if (JSON.stringify(wordSpans(text)) === JSON.stringify(wordSpansByRegex(text))) same++;
+    else t.same(wordSpans(text), wordSpansByRegex(text), JSON.stringify(text));
+  }
+  t.equal(same, 1500);
+});
+
 t.test('words equals its definition (folded runs of letters, digits and marks, CJK runs segmented) on random mixed texts', async (t) => {
   const { isSegmentedScript, segmentWord } = await import('../../src/text/index.js');
   const definition = (text: string) =>
