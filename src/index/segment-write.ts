@@ -60,10 +60,10 @@ function analyzeShortFields(doc: PageDoc): { words: string[][]; compounds: strin
   return { words: w, compounds: c };
 }
 
-/** Hashes of each heading's folded words (for exact-heading matching in memory). */
-function headingKeysBlob(headings: string[]): Buffer {
-  const keys = new Int32Array(headings.length);
-  headings.forEach((h, i) => (keys[i] = hashWord(words(h).join(' '))));
+/** Hashes of each heading's folded words (for exact-heading matching in memory), given `words()` of each heading. */
+function headingKeysBlob(perHeading: readonly string[][]): Buffer {
+  const keys = new Int32Array(perHeading.length);
+  perHeading.forEach((ws, i) => (keys[i] = hashWord(ws.join(' '))));
   return Buffer.from(keys.buffer);
 }
 
@@ -78,10 +78,10 @@ function markedHeadings(headings: string[]): string {
  * phrase never runs from one heading into the next. `count` is the number of heading words.
  * Returns the first position after the headings.
  */
-function headingPositions(headings: string[], count: number, base: number, out: number[]): number {
+function headingPositions(perHeading: readonly string[][], count: number, base: number, out: number[]): number {
   out.length = 0;
-  if (headings.length > 1) {
-    const per = headings.map((h) => words(h).length);
+  if (perHeading.length > 1) {
+    const per = perHeading.map((ws) => ws.length);
     if (per.reduce((a, b) => a + b, 0) === count) {
       for (const n of per) {
         for (let k = 0; k < n; k++) out.push(base + k);
@@ -107,6 +107,8 @@ export class SegmentIndexer {
   /** The Snowball languages (not English) that got a language bit, bit k + 1 for stemmed[k]. */
   private readonly stemmed: string[] = [];
   private readonly headingPos: number[] = [];
+  /** `words()` of each heading of the last added row. */
+  private headingWords: string[][] = [];
   /** The last added row's words for the embedder (with `collect`), or null. */
   private docWords: DocWords | null = null;
 
@@ -138,7 +140,10 @@ export class SegmentIndexer {
     for (const w of fw[1]!) pb.add(1, w);
     for (const w of fc[1]!) pb.add(1, w);
     const hp = this.headingPos;
-    const contentBase = headingPositions(d.headings, fw[2]!.length, title.length + 1, hp);
+    // Each heading's words, for its positions here and its key in the docs row (writeSegment).
+    const perHeading = d.headings.map((h) => words(h));
+    this.headingWords = perHeading;
+    const contentBase = headingPositions(perHeading, fw[2]!.length, title.length + 1, hp);
     fw[2]!.forEach((w, k) => pb.add(2, w, hp[k]!));
     for (const w of fc[2]!) pb.add(2, w);
     for (const w of fw[3]!) pb.add(3, w);
@@ -166,6 +171,11 @@ export class SegmentIndexer {
    */
   lastDocWords(): DocWords | null {
     return this.docWords;
+  }
+
+  /** `words()` of each heading of the row {@link add} counted last. */
+  lastHeadingWords(): readonly string[][] {
+    return this.headingWords;
   }
 
   /**
@@ -358,7 +368,7 @@ export function writeSegment(path: string, entries: Iterable<SegmentEntry>, dele
           id, d.url, e.seq, e.at, e.firstAt, d.status, JSON.stringify(lengths), d.boost,
           d.contentGroup, d.documentType, d.language, JSON.stringify(d.filters), JSON.stringify(d.dataPoints),
           ok ? d.title : '', packText(ok ? markedHeadings(d.headings) : ''), packText(ok ? d.content : ''), d.imageUrl, d.description ?? null,
-          ok && d.headings.length ? headingKeysBlob(d.headings) : null,
+          ok && d.headings.length ? headingKeysBlob(ix.lastHeadingWords()) : null,
           packText(JSON.stringify({ ...d, content: ok ? undefined : d.content, title: ok ? undefined : d.title })),
         );
         if (ok && insVec) {
