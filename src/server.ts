@@ -338,6 +338,11 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
     // Slow clients must not hold a socket forever; generous enough for 10 MiB uploads.
     server.requestTimeout = 120_000;
     server.headersTimeout = 30_000;
+    // An idle keep-alive connection stays open longer than the proxies in front of a server keep
+    // theirs (nginx's upstream keepalive_timeout is 60 s): with Node's 5 s, a proxy or client
+    // could send a request on a socket the server had just closed and get a reset (ECONNRESET,
+    // a 502 from nginx). Clients read the advertised `Keep-Alive: timeout=65`.
+    server.keepAliveTimeout = 65_000;
     // Malformed HTTP gets the JSON error body too, and floods of it one log line a minute.
     answerClientErrors(server, componentLogger(root, 'http'), clock);
     await new Promise<void>((resolve, reject) => {

@@ -46,6 +46,12 @@ t.test('a bare-LF request and garbage get the JSON 400 at once, and the connecti
   }
 });
 
+t.test('idle keep-alive connections outlive a proxy\'s (nginx upstream keepalive_timeout 60 s)', async (t) => {
+  const out = await raw(port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\nGET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+  t.match(out, /\r\nKeep-Alive: timeout=65\r\n/i, 'the first answer advertises 65 s');
+  t.same([...out.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])), [200, 200]);
+});
+
 t.test('oversized headers: 431 headers_too_large', async (t) => {
   const r = parse(await raw(port, `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(http.maxHeaderSize + 1)}\r\n\r\n`));
   t.equal(r.status, 431);
