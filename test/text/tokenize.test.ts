@@ -72,16 +72,25 @@ t.test('wordSpans cuts pieces by its class table exactly as the piece regex does
   }
 });
 
+/**
+ * `count` texts, each `length(rnd)` pieces drawn from `parts`, from a seeded linear congruential
+ * generator (the same texts on every run).
+ */
+function* joinedPieces(parts: string[], seed: number, count: number, length: (rnd: (n: number) => number) => number): Generator<string> {
+  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
+  for (let k = 0; k < count; k++) {
+    let text = '';
+    const len = length(rnd);
+    for (let i = 0; i < len; i++) text += parts[rnd(parts.length)];
+    yield text;
+  }
+}
+
 t.test('wordSpans (one table scan over the text) equals the piece regex definition on long mixed texts', async (t) => {
   const { wordSpans, wordSpansByRegex } = await import('../../src/text/segment.js');
   const parts = ['パッケージ管理システムの設定。', 'ソフトウェアを、インストールする', 'debianの', 'Straße', 'naïve', 'a\u0301', ' \u0301', '😀', '𠀋', 'ภาษาไทย', '한국어', '½', '™', '—', '\u3000', ' ', '\n', 'x2y', 'ー', '々', 'ｱｲｳ', '\ud800', '.'];
-  let seed = 41;
-  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
   let same = 0;
-  for (let k = 0; k < 1500; k++) {
-    let text = '';
-    const len = rnd(60);
-    for (let i = 0; i < len; i++) text += parts[rnd(parts.length)];
+  for (const text of joinedPieces(parts, 41, 1500, (rnd) => rnd(60))) {
     if (JSON.stringify(wordSpans(text)) === JSON.stringify(wordSpansByRegex(text))) same++;
     else t.same(wordSpans(text), wordSpansByRegex(text), JSON.stringify(text));
   }
@@ -93,13 +102,8 @@ t.test('words equals its definition (folded runs of letters, digits and marks, C
   const definition = (text: string) =>
     (fold(text).match(/[\p{L}\p{N}\p{M}]+/gu) ?? []).flatMap((w) => (isSegmentedScript(w) ? segmentWord(w) : [w]));
   const parts = ['Straße', 'ÄRGER', 'naïve', 'Ｆｕｌｌ', 'ﬁle', '½', 'İstanbul', 'ΣΟΦΙΑ', 'ёлка', 'pg_dump', 'utf8', '管理', 'パッケージ', '—', '…', '„', 'a\u0301', 'K', ' ', ' ', '\n', '.', 'word'];
-  let seed = 23;
-  const rnd = (n: number) => Math.floor(((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296) * n);
   let same = 0;
-  for (let k = 0; k < 2000; k++) {
-    let text = '';
-    const len = 1 + rnd(12);
-    for (let i = 0; i < len; i++) text += parts[rnd(parts.length)];
+  for (const text of joinedPieces(parts, 23, 2000, (rnd) => 1 + rnd(12))) {
     if (JSON.stringify(words(text)) === JSON.stringify(definition(text))) same++;
     else t.same(words(text), definition(text), text);
   }
