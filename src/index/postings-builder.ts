@@ -420,12 +420,22 @@ const R_LEN = 7;
 
 /**
  * Bytes per pool chunk (blocks never span two chunks): 32 MiB, glibc's largest dynamic mmap
- * threshold, so every chunk is its own mmap — lazily zero, resident only where written, and
- * given back to the OS when the build's pool is collected. Smaller chunks would raise glibc's
- * mmap threshold once the first is freed, and from then on come from the pool thread's malloc
- * arena, which glibc keeps: every build would grow the thread's resident memory.
+ * threshold, so every full chunk is its own mmap — lazily zero, resident only where written,
+ * and given back to the OS when the build's pool is collected. Smaller chunks would raise
+ * glibc's mmap threshold once the first is freed, and from then on come from the pool thread's
+ * malloc arena, which glibc keeps: every build would grow the thread's resident memory.
  */
 const POOL_CHUNK_BITS = 25;
+/**
+ * The first chunk starts at 64 KiB and doubles (copied) until it reaches the full chunk size:
+ * most builds need far less than one chunk (a few MiB for a thousand pages, tens of KiB for a
+ * push of a few pages), and a 32 MiB allocation per pool is a fixed cost of every build — it
+ * is external memory to V8, whose pressure triggers a collection, about 15 ms per pool and
+ * build whatever the build's size. Growing, the first chunk costs a copy of at most the 32 MiB
+ * once, in builds that size; the small steps are a few MiB of the malloc arena at most, which
+ * the next build reuses.
+ */
+const FIRST_CHUNK_BITS = 16;
 /** Block sizes of a list: the first is small (most terms occur in few documents), then doubling. */
 const FIRST_BLOCK = 16;
 const MAX_BLOCK = 4096;
@@ -449,6 +459,8 @@ export class PostingsPool {
   private scratch = Buffer.allocUnsafe(4096);
   private readonly bits: number;
   private readonly chunk: number;
+  /** Starting size of the first chunk. */
+  private readonly firstSize: number;
   /** Bytes taken in the last chunk. */
   private used = 0;
   private lists = 0;
@@ -459,10 +471,15 @@ export class PostingsPool {
    */
   private st = new Int32Array(1024 * LIST);
 
-  /** `chunkBits`: log2 of the chunk size (tests use small chunks to cross chunk boundaries). */
-  constructor(chunkBits = POOL_CHUNK_BITS) {
+  /**
+   * `chunkBits`: log2 of the chunk size; `firstBits`: log2 of the first chunk's starting size
+   * (at least {@link MAX_BLOCK}; it doubles up to the chunk size). Tests use small chunks to
+   * cross chunk boundaries.
+   */
+  constructor(chunkBits = POOL_CHUNK_BITS, firstBits = FIRST_CHUNK_BITS) {
     this.bits = chunkBits;
     this.chunk = 1 << chunkBits;
+    this.firstSize = Math.min(this.chunk, Math.max(MAX_BLOCK, 1 << firstBits));
   }
 
   /** Adds an empty list (index = the number of lists before). */
@@ -538,11 +555,26 @@ export class PostingsPool {
     return out;
   }
 
-  /** Address of a fresh block of `size` bytes (a new chunk when the current one lacks room). */
+  /**
+   * Address of a fresh block of `size` bytes: in the last chunk, the first chunk grown
+   * (doubled, its bytes copied: addresses stay valid) while it is smaller than a full chunk, or
+   * a new full chunk.
+   */
   private block(size: number): number {
-    if (this.chunks.length === 0 || this.used + size > this.chunk) {
-      this.chunks.push(new Uint8Array(this.chunk));
-      this.used = 0;
+    if (this.chunks.length === 0) this.chunks.push(new Uint8Array(this.firstSize));
+    let last = this.chunks[this.chunks.length - 1]!;
+    if (this.used + size > last.length) {
+      if (last.length < this.chunk) {
+        let cap = last.length * 2;
+        while (cap < this.used + size) cap *= 2;
+        const grown = new Uint8Array(Math.min(cap, this.chunk));
+        grown.set(last.subarray(0, this.used));
+        this.chunks[this.chunks.length - 1] = last = grown;
+      }
+      if (this.used + size > last.length) {
+        this.chunks.push(new Uint8Array(this.chunk));
+        this.used = 0;
+      }
     }
     const b = (this.chunks.length - 1) * this.chunk + this.used;
     this.used += size;

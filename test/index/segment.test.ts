@@ -274,31 +274,38 @@ t.test('per-field counts equal a word-by-word model: thousands of distinct words
   t.equal(missing, 0, 'every distinct word of the long document');
 });
 
-t.test('a postings pool with small chunks keeps every list intact across blocks and chunks', async (t) => {
-  const pool = new PostingsPool(13); // 8 KiB chunks: the 4 KiB blocks of long lists fill them fast
-  const want: number[][] = [];
-  let x = 12345;
-  const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8);
-  for (let i = 0; i < 300; i++) {
+for (const [chunkBits, firstBits, what] of [[13, 13, '8 KiB chunks'], [14, 12, 'a first chunk of 4 KiB growing to 16 KiB, then 16 KiB chunks']] as const) {
+  t.test(`a postings pool with small chunks keeps every list intact across blocks and chunks: ${what}`, async (t) => {
+    // Small chunks: the 4 KiB blocks of long lists fill them fast.
+    const pool = new PostingsPool(chunkBits, firstBits);
+    const want: number[][] = [];
+    let x = 12345;
+    const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8);
+    for (let i = 0; i < 300; i++) {
+      pool.addList();
+      want.push([]);
+    }
+    const src = new Uint8Array(32);
+    // Read back part way too: lists read while the first chunk is still growing stay intact.
+    let badEarly = 0;
+    for (let k = 0; k < 20_000; k++) {
+      // Skewed: a few lists get most appends (long chains), most stay short.
+      const i = rnd() % 7 === 0 ? rnd() % 300 : rnd() % 5;
+      const n = 1 + (rnd() % 31);
+      for (let j = 0; j < n; j++) src[j] = rnd() & 0xff;
+      pool.append(i, src, n);
+      want[i]!.push(...src.subarray(0, n));
+      if (k % 997 === 0 && Buffer.compare(pool.bytes(i), Buffer.from(want[i]!)) !== 0) badEarly++;
+    }
+    t.equal(badEarly, 0, 'lists read back as appended so far');
+    let bad = 0;
+    for (let i = 0; i < 300; i++) if (Buffer.compare(pool.bytes(i), Buffer.from(want[i]!)) !== 0) bad++;
+    t.equal(bad, 0, 'every list reads back as appended');
+    t.ok(want[0]!.length > 3 * (1 << chunkBits), 'the longest lists span several chunks');
     pool.addList();
-    want.push([]);
-  }
-  const src = new Uint8Array(32);
-  for (let k = 0; k < 20_000; k++) {
-    // Skewed: a few lists get most appends (long chains), most stay short.
-    const i = rnd() % 7 === 0 ? rnd() % 300 : rnd() % 5;
-    const n = 1 + (rnd() % 31);
-    for (let j = 0; j < n; j++) src[j] = rnd() & 0xff;
-    pool.append(i, src, n);
-    want[i]!.push(...src.subarray(0, n));
-  }
-  let bad = 0;
-  for (let i = 0; i < 300; i++) if (Buffer.compare(pool.bytes(i), Buffer.from(want[i]!)) !== 0) bad++;
-  t.equal(bad, 0, 'every list reads back as appended');
-  t.ok(want[0]!.length > 3 * 8192, 'the longest lists span several chunks');
-  pool.addList();
-  t.equal(pool.bytes(300).length, 0, 'a list without appends is empty');
-});
+    t.equal(pool.bytes(300).length, 0, 'a list without appends is empty');
+  });
+}
 
 t.test('vocabulary and doc values are scanned through short-lived small-cache connections', async (t) => {
   const file = path.join(dir, 'scan.seg');
