@@ -3,7 +3,7 @@
  * `includeContent`). All text leaving here is HTML-escaped when highlighting is on; matched
  * words are wrapped in `<mark>`.
  */
-import { fold, indexOfSorted, isSegmentedScript, wordSpans, words as analyse } from '../text/index.js';
+import { fold, indexOfSorted, isSegmentedScript, wordEndIn, wordSpans, wordStartIn, words as analyse } from '../text/index.js';
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const NEEDS_ESCAPE = /[&<>"']/;
@@ -155,45 +155,63 @@ function otherIndex(other: WordRuns['other']): OtherIndex {
 /**
  * Appends to `out` the spans of the other runs holding a word of `matched`, each with the
  * first such word of the run, in run order: what a scan of every run does, found through the
- * text's word index (CJK cards hold thousands of runs, a query a few dozen matched words).
+ * text's word index (CJK cards hold thousands of runs, a query a few dozen matched words, which
+ * occur in a few dozen of them: the work follows the occurrences, not the runs).
  */
-function otherSpansIndexed(runs: WordRuns, matched: Set<string>, out: Spans): void {
+function otherSpansIndexed(runs: WordRuns, matched: Set<string>, out: Spans): boolean {
   const ix = (runs.otherIndex ??= otherIndex(runs.other));
-  const n = runs.other.length;
-  /** Per run: 1 + position in its words of its first matched word (0: none), and that word's index in `found`. */
-  const first = new Int32Array(n);
-  const which = new Int32Array(n);
+  // The matched words found in the text and their lists of (run, position) pairs.
   const found: string[] = [];
-  const mark = (w: string, list: number[]) => {
-    const f = found.push(w) - 1;
-    for (let i = 0; i < list.length; i += 2) {
-      const k = list[i]!;
-      const p = list[i + 1]! + 1;
-      if (first[k] === 0 || p < first[k]!) {
-        first[k] = p;
-        which[k] = f;
-      }
-    }
+  const lists: number[][] = [];
+  let pairs = 0;
+  const take = (w: string, list: number[] | undefined) => {
+    if (!list) return;
+    found.push(w);
+    lists.push(list);
+    pairs += list.length >> 1;
   };
-  if (matched.size <= ix.byWord.size) {
-    for (const w of matched) {
-      const list = ix.byWord.get(w);
-      if (list) mark(w, list);
+  if (matched.size <= ix.byWord.size) for (const w of matched) take(w, ix.byWord.get(w));
+  else for (const [w, list] of ix.byWord) if (matched.has(w)) take(w, list);
+  if (pairs === 0) return true;
+  // Beyond PACK pairs (a text of millions of words) the caller scans every run instead.
+  if (pairs >= PACK) return false;
+  // Each pair as run × PACK + pair number (exact in a double: runs and pairs < PACK), sorted:
+  // the runs in text order, each run's pairs together.
+  const run = new Int32Array(pairs);
+  const pos = new Int32Array(pairs);
+  const from = new Int32Array(pairs);
+  const order = new Float64Array(pairs);
+  let e = 0;
+  for (let f = 0; f < lists.length; f++) {
+    const list = lists[f]!;
+    for (let i = 0; i < list.length; i += 2, e++) {
+      run[e] = list[i]!;
+      pos[e] = list[i + 1]!;
+      from[e] = f;
+      order[e] = list[i]! * PACK + e;
     }
-  } else {
-    for (const [w, list] of ix.byWord) if (matched.has(w)) mark(w, list);
   }
+  if (lists.length > 1) order.sort();
   // Word ids as wordId assigns them (in order of first use), per found word.
   const ids = new Int32Array(found.length).fill(-1);
-  for (let k = 0; k < n; k++) {
-    if (first[k] === 0) continue;
-    const f = which[k]!;
+  for (let i = 0; i < pairs; ) {
+    const first = order[i]! % PACK;
+    const k = run[first]!;
+    // The run's first matched word: the least position among its pairs (one per word).
+    let best = first;
+    for (i++; i < pairs; i++) {
+      const x = order[i]! % PACK;
+      if (run[x] !== k) break;
+      if (pos[x]! < pos[best]!) best = x;
+    }
+    const f = from[best]!;
     let id = ids[f]!;
     if (id < 0) ids[f] = id = wordId(out.words, found[f]!);
     out.start.push(ix.start[k]!);
     out.end.push(ix.end[k]!);
     out.word.push(id);
   }
+  return true;
 }
 
 /**
@@ -470,9 +488,7 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   }
   if (!runs.nonAscii) return out;
   const ascii = out.start.length;
-  if (memo && runs.other.length > OTHER_INDEX_MIN) {
-    otherSpansIndexed(runs, matched, out);
-  } else {
+  if (!(memo && runs.other.length > OTHER_INDEX_MIN && otherSpansIndexed(runs, matched, out))) {
     for (const r of runs.other) {
       for (const w of r.words) {
         if (matched.has(w)) {
@@ -537,9 +553,10 @@ function wordStartAtOrAfter(text: string, i: number): number {
   if (SPACE.test(text[i - 1]!)) return i;
   if (isSegmentedScript(text.slice(i - 1, i + 1))) {
     // Scripts without spaces: the next dictionary-word boundary (segment.ts), not the next space.
-    const base = Math.max(0, i - BOUNDARY_WINDOW);
-    for (const [a] of wordSpans(text.slice(base, i + BOUNDARY_WINDOW))) if (base + a >= i) return base + a;
-    return i;
+    // The words of the window text[i - BOUNDARY_WINDOW, i + BOUNDARY_WINDOW), segmented as that
+    // slice would be (pieces cut at its ends), looked at only around i.
+    const a = wordStartIn(text, Math.max(0, i - BOUNDARY_WINDOW), i + BOUNDARY_WINDOW, i);
+    return a < 0 ? i : a;
   }
   const j = text.slice(i, i + 60).search(/\s/);
   return j < 0 ? i : i + j + 1;
@@ -553,10 +570,8 @@ function wordEndAtOrBefore(text: string, i: number): number {
   if (i >= text.length) return text.length;
   if (SPACE.test(text[i]!)) return i;
   if (isSegmentedScript(text.slice(i - 1, i + 1))) {
-    const base = Math.max(0, i - BOUNDARY_WINDOW);
-    let best = -1;
-    for (const [, b] of wordSpans(text.slice(base, i + BOUNDARY_WINDOW))) if (base + b <= i) best = base + b;
-    return best < 0 ? i : best;
+    const b = wordEndIn(text, Math.max(0, i - BOUNDARY_WINDOW), i + BOUNDARY_WINDOW, i);
+    return b < 0 ? i : b;
   }
   const back = text.slice(Math.max(0, i - 60), i);
   const k = back.search(/\s\S*$/);

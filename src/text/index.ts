@@ -16,7 +16,7 @@ export { fold } from './fold.js';
 export { words, analyzeText, alnumParts, compounds, urlCompounds, urlWords } from './tokenize.js';
 export { stem, stemEn, stemSnowball, hasStemmer, STEMMED_LANGUAGES } from './stem.js';
 export { ENGLISH_STOP_WORDS, isEnglishStopWord, stopWordsOf } from './stop-words.js';
-export { isSegmentedScript, segmentWord, segmentedRuns, wordSpans } from './segment.js';
+export { isSegmentedScript, segmentWord, segmentedRuns, wordSpans, wordStartIn, wordEndIn } from './segment.js';
 export { Vocabulary, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefix, type FuzzyMatch } from './typo.js';
 export { ISO_639_1 } from './languages.js';
 export { lowerBound, indexOfSorted } from './sorted.js';

@@ -218,6 +218,129 @@ export function wordSpans(text: string): Array<[number, number]> {
   return out;
 }
 
+/** The code point at `i` as `text.slice(…, end)` reads it: a high surrogate whose pair `end` cuts off stands alone. */
+function codePointBefore(text: string, i: number, end: number): number {
+  const cp = text.codePointAt(i)!;
+  return cp > 0xffff && i + 1 >= end ? text.charCodeAt(i) : cp;
+}
+
+/**
+ * Calls `piece(start, end, segmented)` for each piece wordSpans(text.slice(from, to)) cuts, in
+ * order, with offsets in `text` and without making the slice; stops when it returns true.
+ * `segmented`: the piece is cut into dictionary words (else it is one span).
+ */
+function forEachWindowPiece(text: string, from: number, to: number, piece: (start: number, end: number, segmented: boolean) => boolean): void {
+  let i = from;
+  while (i < to) {
+    const cp = codePointBefore(text, i, to);
+    if (!isWordCodePoint(cp)) {
+      i += cp > 0xffff ? 2 : 1;
+      continue;
+    }
+    // The word run from i; a run without segmented characters is one piece of class 0, as
+    // wordSpans makes it one span.
+    let end = i + (cp > 0xffff ? 2 : 1);
+    while (end < to) {
+      const c = codePointBefore(text, end, to);
+      if (!isWordCodePoint(c)) break;
+      end += c > 0xffff ? 2 : 1;
+    }
+    while (i < end) {
+      const c0 = codePointBefore(text, i, to);
+      const cls = pieceClass(c0);
+      let j = i + (c0 > 0xffff ? 2 : 1);
+      while (j < end) {
+        const c = codePointBefore(text, j, to);
+        if (pieceClass(c) !== cls) break;
+        j += c > 0xffff ? 2 : 1;
+      }
+      if (piece(i, j, cls !== 0 && j - i !== 1)) return;
+      i = j;
+    }
+  }
+}
+
+/** Calls `span(start, end)` for each dictionary word of the piece `text[start, end)` as wordSpans cuts it; stops when it returns true. */
+function forEachPieceWord(text: string, start: number, end: number, span: (start: number, end: number) => boolean): boolean {
+  const p = text.slice(start, end);
+  let at = 0;
+  for (const s of segmentPiece(p)) {
+    const k = p.indexOf(s, at);
+    if (k < 0) break;
+    if (span(start + k, start + k + s.length)) return true;
+    at = k + s.length;
+  }
+  return false;
+}
+
+/**
+ * The first word start at or after `at` among the spans of `wordSpans(text.slice(from, to))`
+ * (as an offset in `text`), or -1 when none: what a snippet cut in CJK text needs, found by
+ * segmenting only the piece around `at` instead of every piece of the window.
+ *
+ * @example wordStartIn('管理ツールの説明', 0, 8, 1) // 2
+ */
+export function wordStartIn(text: string, from: number, to: number, at: number): number {
+  let found = -1;
+  forEachWindowPiece(text, from, Math.min(to, text.length), (s, e, segmented) => {
+    if (e <= at) return false;
+    if (!segmented) {
+      if (s < at) return false;
+      found = s;
+      return true;
+    }
+    return forEachPieceWord(text, s, e, (a) => {
+      if (a < at) return false;
+      found = a;
+      return true;
+    });
+  });
+  return found;
+}
+
+/**
+ * The last word end at or before `at` among the spans of `wordSpans(text.slice(from, to))` (as
+ * an offset in `text`), or -1 when none; see {@link wordStartIn}.
+ *
+ * @example wordEndIn('管理ツールの説明', 0, 8, 3) // 2
+ */
+export function wordEndIn(text: string, from: number, to: number, at: number): number {
+  to = Math.min(to, text.length);
+  // The last piece ending at or before `at` (its last word ends the answer unless the piece
+  // holding `at` has a word ending before it).
+  let lastStart = -1;
+  let lastEnd = -1;
+  let lastSegmented = false;
+  let found = -1;
+  forEachWindowPiece(text, from, to, (s, e, segmented) => {
+    if (s >= at) return true;
+    if (e <= at) {
+      lastStart = s;
+      lastEnd = e;
+      lastSegmented = segmented;
+      return false;
+    }
+    if (segmented) {
+      forEachPieceWord(text, s, e, (_, b) => {
+        if (b > at) return true;
+        found = b;
+        return false;
+      });
+    }
+    return true;
+  });
+  if (found >= 0 || lastStart < 0) return found;
+  if (!lastSegmented) return lastEnd;
+  forEachPieceWord(text, lastStart, lastEnd, (_, b) => {
+    found = b;
+    return false;
+  });
+  if (found >= 0) return found;
+  // A piece without words (never seen from segmentPiece): the spans of the whole window.
+  for (const [, b] of wordSpans(text.slice(from, to))) if (from + b <= at) found = from + b;
+  return found;
+}
+
 /** wordSpans with pieces cut by PIECE_RE (kept for the tests, which check the scan against it). */
 export function wordSpansByRegex(text: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
