@@ -392,6 +392,31 @@ export class PostingsBuilder {
     return [this.pool.bytes(i), this.rec[i * REC + R_DF]!];
   }
 
+  /** The document frequency of term `i` (after the last {@link end}). */
+  df(i: number): number {
+    return this.rec[i * REC + R_DF]!;
+  }
+
+  /** The byte length of term `i`'s encoded postings. */
+  postingsLength(i: number): number {
+    return this.pool.length(i);
+  }
+
+  /** Copies term `i`'s encoded postings into `dest` at `at` ({@link postingsLength} bytes). */
+  copyPostings(i: number, dest: Uint8Array, at: number): void {
+    this.pool.copyTo(i, dest, at);
+  }
+
+  /** The byte length of term `i`'s positions blob, -1 when it has none (see {@link positions}). */
+  positionsLength(i: number): number {
+    return this.hasPos[i] ? this.posPool.length(i) : -1;
+  }
+
+  /** Copies term `i`'s positions blob into `dest` at `at` ({@link positionsLength} bytes). */
+  copyPositions(i: number, dest: Uint8Array, at: number): void {
+    this.posPool.copyTo(i, dest, at);
+  }
+
   /**
    * The positions blob of term `i` (postings.ts; a view valid until the next call), or null
    * when no document gave the term a position (compounds and letter/digit parts only).
@@ -536,23 +561,35 @@ export class PostingsPool {
    * of lists allocates no buffer per list.
    */
   bytes(i: number): Buffer {
-    const len = this.st[i * LIST + L_LENGTH]!;
+    const len = this.length(i);
     if (this.scratch.length < len) this.scratch = Buffer.allocUnsafe(Math.max(len, this.scratch.length * 2));
-    const out = this.scratch.subarray(0, len);
-    let left = out.length;
+    this.copyTo(i, this.scratch, 0);
+    return this.scratch.subarray(0, len);
+  }
+
+  /** The byte length of list `i`. */
+  length(i: number): number {
+    return this.st[i * LIST + L_LENGTH]!;
+  }
+
+  /** Copies the bytes of list `i` into `dest` from `at` on ({@link length} bytes; `dest` must hold them). */
+  copyTo(i: number, dest: Uint8Array, at: number): void {
+    let left = this.st[i * LIST + L_LENGTH]!;
     let b = this.st[i * LIST + L_HEAD]!;
     let size = FIRST_BLOCK;
     while (left > 0) {
       const c = this.chunks[b >>> this.bits]!;
       const o = b & (this.chunk - 1);
       const n = Math.min(left, size - 4);
-      out.set(c.subarray(o, o + n), out.length - left);
+      // A byte loop for the short lists most terms have; a view and a native copy beyond.
+      if (n <= 32) for (let k = 0; k < n; k++) dest[at + k] = c[o + k]!;
+      else dest.set(c.subarray(o, o + n), at);
+      at += n;
       left -= n;
       if (left === 0) break;
       b = c[o + size - 4]! | (c[o + size - 3]! << 8) | (c[o + size - 2]! << 16) | (c[o + size - 1]! << 24);
       size = Math.min(size * 2, MAX_BLOCK);
     }
-    return out;
   }
 
   /**

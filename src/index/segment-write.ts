@@ -187,19 +187,38 @@ export class SegmentIndexer {
    */
   writeTerms(db: Database.Database): void {
     const pb = this.pb;
-    const insTerm = batchInserter(db, 'terms', ['term', 'stem', 'df', 'postings', 'pos']);
-    const insPos = batchInserter(db, 'positions', ['id', 'data']);
+    const insTerm = new BatchInserter(db, 'terms', ['term', 'stem', 'df', 'postings', 'pos']);
+    const insPos = new BatchInserter(db, 'positions', ['id', 'data']);
     let posId = 0;
-    const insStem = batchInserter(db, 'stems', ['stem', 'term']);
+    const insStem = new BatchInserter(db, 'stems', ['stem', 'term']);
     const stemmed = this.stemmed;
     for (const i of sortedOrder(pb.terms)) {
       const term = pb.terms[i]!;
-      const [blob, df] = pb.postings(i);
       const bits = pb.languageBits(i);
-      const pos = pb.positions(i);
-      if (pos) insPos.add(++posId, pos);
-      insTerm.add(term, bits & 1 ? stemEn(term) : term, df, blob, pos ? posId : null);
-      for (let k = 0; k < stemmed.length; k++) if (bits & (1 << (k + 1))) insStem.add(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`, term);
+      const stem = bits & 1 ? stemEn(term) : term;
+      const plen = pb.positionsLength(i);
+      const pos = plen >= 0 ? ++posId : null;
+      if (plen > BIG_BLOB) insPos.runAlone([posId, pb.positions(i)]);
+      else if (plen >= 0) {
+        insPos.push(posId);
+        pb.copyPositions(i, insPos.pushBlob(plen), 0);
+        insPos.endRow();
+      }
+      if (pb.postingsLength(i) > BIG_BLOB) insTerm.runAlone([term, stem, pb.df(i), pb.postings(i)[0], pos]);
+      else {
+        insTerm.push(term);
+        insTerm.push(stem);
+        insTerm.push(pb.df(i));
+        pb.copyPostings(i, insTerm.pushBlob(pb.postingsLength(i)), 0);
+        insTerm.push(pos);
+        insTerm.endRow();
+      }
+      for (let k = 0; k < stemmed.length; k++) {
+        if (!(bits & (1 << (k + 1)))) continue;
+        insStem.push(`${stemmed[k]}:${stemSnowball(term, stemmed[k]!)}`);
+        insStem.push(term);
+        insStem.endRow();
+      }
     }
     insPos.flush();
     insTerm.flush();
@@ -275,62 +294,82 @@ function orderRange(terms: readonly string[], order: number[], start: number, en
 
 /** Rows per multi-row INSERT in {@link SegmentIndexer.writeTerms}. */
 const INSERT_BATCH = 32;
-/** Blobs longer than this are not copied into a batch (see batchInserter). */
+/** Blobs longer than this are not copied into a batch (see BatchInserter). */
 const BIG_BLOB = 16 * 1024;
 
 type SqlValue = string | number | Buffer | Uint8Array | null;
 
 /**
  * Appends rows to `table` {@link INSERT_BATCH} at a time (one multi-row INSERT statement), the
- * rest one by one at `flush()`. Rows go in in the order they were added; the caller flushes
- * before the transaction ends. Blobs may be views of a scratch buffer that the caller reuses
- * (the postings pool's): they are copied into this inserter's own arena until their statement
- * runs (SQLite then copies them in turn), except those over {@link BIG_BLOB} bytes, whose row
- * is inserted at once (the arena stays under INSERT_BATCH × BIG_BLOB bytes).
+ * rest one by one at {@link flush}: the values of a row one by one ({@link push},
+ * {@link pushBlob}), then {@link endRow}. Rows go in in the order they were ended; the caller
+ * flushes before the transaction ends. Blobs are written by the caller straight into this
+ * inserter's own arena, where they stay until their statement runs (SQLite then copies them in
+ * turn), so a build's tens of thousands of short lists cost no buffer each; a row holding a
+ * blob over {@link BIG_BLOB} bytes is inserted at once ({@link runAlone}), so the arena stays
+ * under INSERT_BATCH × BIG_BLOB bytes.
  */
-function batchInserter(db: Database.Database, table: string, cols: readonly string[]): { add(...row: SqlValue[]): void; flush(): void } {
-  const tuple = `(${cols.map(() => '?').join(',')})`;
-  const head = `INSERT INTO ${table}(${cols.join(',')}) VALUES `;
-  const one = db.prepare(head + tuple);
-  const many = db.prepare(head + new Array<string>(INSERT_BATCH).fill(tuple).join(','));
-  const full = INSERT_BATCH * cols.length;
-  const buf: SqlValue[] = [];
-  let arena = Buffer.allocUnsafe(64 * 1024);
-  let used = 0;
-  const flush = (): void => {
-    for (let i = 0; i < buf.length; i += cols.length) one.run(buf.slice(i, i + cols.length));
-    buf.length = 0;
-    used = 0;
-  };
-  const add = (...row: SqlValue[]): void => {
-    for (let c = 0; c < row.length; c++) {
-      const v = row[c];
-      if (v instanceof Uint8Array && v.length > BIG_BLOB) {
-        // A long list (a common word of a large segment) goes in alone, uncopied, after the rows before it.
-        flush();
-        one.run(row);
-        return;
-      }
+class BatchInserter {
+  private readonly one: Database.Statement;
+  private readonly many: Database.Statement;
+  private readonly width: number;
+  /** The values of the batch being filled: exactly INSERT_BATCH rows' worth when it runs. */
+  private readonly buf: SqlValue[];
+  private n = 0;
+  private arena = Buffer.allocUnsafe(64 * 1024);
+  private used = 0;
+
+  constructor(db: Database.Database, table: string, cols: readonly string[]) {
+    const tuple = `(${cols.map(() => '?').join(',')})`;
+    const head = `INSERT INTO ${table}(${cols.join(',')}) VALUES `;
+    this.one = db.prepare(head + tuple);
+    this.many = db.prepare(head + new Array<string>(INSERT_BATCH).fill(tuple).join(','));
+    this.width = cols.length;
+    this.buf = new Array<SqlValue>(INSERT_BATCH * cols.length).fill(null);
+  }
+
+  /** The next value of the current row. */
+  push(v: SqlValue): void {
+    this.buf[this.n++] = v;
+  }
+
+  /**
+   * The next value of the current row: a blob of `len` (≤ BIG_BLOB) bytes in the arena,
+   * returned for the caller to fill before the row ends.
+   */
+  pushBlob(len: number): Buffer {
+    if (this.used + len > this.arena.length) {
+      // Views already handed out keep the old arena alive until their statement runs.
+      this.arena = Buffer.allocUnsafe(2 * this.arena.length);
+      this.used = 0;
     }
-    for (const v of row) {
-      if (v instanceof Uint8Array) {
-        if (used + v.length > arena.length) {
-          // Views already handed out keep the old arena alive until their statement runs.
-          arena = Buffer.allocUnsafe(2 * arena.length);
-          used = 0;
-        }
-        arena.set(v, used);
-        buf.push(arena.subarray(used, used + v.length));
-        used += v.length;
-      } else buf.push(v);
+    const v = this.arena.subarray(this.used, this.used + len);
+    this.buf[this.n++] = v;
+    this.used += len;
+    return v;
+  }
+
+  /** Ends the current row; runs the batch once it holds INSERT_BATCH rows. */
+  endRow(): void {
+    if (this.n === this.buf.length) {
+      this.many.run(this.buf);
+      this.n = 0;
+      this.used = 0;
     }
-    if (buf.length === full) {
-      many.run(buf);
-      buf.length = 0;
-      used = 0;
-    }
-  };
-  return { add, flush };
+  }
+
+  /** Inserts `row` at once, after the rows before it (a long list goes in alone, uncopied). */
+  runAlone(row: SqlValue[]): void {
+    this.flush();
+    this.one.run(row);
+  }
+
+  /** Inserts the rows of a batch not yet full, one by one. */
+  flush(): void {
+    for (let i = 0; i < this.n; i += this.width) this.one.run(this.buf.slice(i, i + this.width));
+    this.n = 0;
+    this.used = 0;
+  }
 }
 
 /**

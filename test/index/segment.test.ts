@@ -389,6 +389,31 @@ t.test('a vocabulary of hundreds of terms (rows inserted in batches and a remain
   t.same(stems, expected.map((term) => ({ stem: `de:${stemSnowball(term, 'de')}`, term })), 'one stems row per term');
 });
 
+t.test('a postings list too long to be batched goes in alone, between batched rows of its neighbours', async (t) => {
+  const file = path.join(dir, 'bigpostings.seg');
+  // "common" in every one of 6,000 pages: a postings blob over 16 KiB. Its neighbours in term
+  // order (commo, commons) are in a few pages each and go in batches around it.
+  const n = 6000;
+  const entries = Array.from({ length: n }, (_, i) => ({
+    seq: i + 1, at: i, firstAt: i,
+    doc: makeDoc(`https://x.test/c${i}`, `t${i}`, `common${i % 1000 === 0 ? ' commo commons' : ''}`),
+  }));
+  writeSegment(file, entries, [], { defaultLanguage: 'en' });
+  const db = new Database(file, { readonly: true });
+  t.teardown(() => db.close());
+  const len = db.prepare("SELECT length(postings) FROM terms WHERE term = 'common'").pluck().get() as number;
+  t.ok(len > 16 * 1024, `a long postings blob (${len} bytes)`);
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  const p = r.postings('common')!;
+  t.equal(p.ids.length, n);
+  let bad = 0;
+  for (let i = 0; i < n; i++) if (p.ids[i] !== i || p.tfs[i * NFIELDS + 4] !== 1) bad++;
+  t.equal(bad, 0, 'every id and tf of the long list');
+  for (const w of ['commo', 'commons']) t.same([...r.postings(w)!.ids], [0, 1000, 2000, 3000, 4000, 5000], `${w}: its batched list`);
+  for (const i of [0, 2999, 5999]) t.same([...r.postings(`t${i}`)!.ids], [i], `title word of page ${i}`);
+});
+
 t.test('sortedOrder orders terms as string comparison does', async (t) => {
   const { sortedOrder } = await import('../../src/index/segment-write.js');
   const units = ['a', 'b', 'z', '0', '9', 'ä', 'ß', 'é', '管', '理', 'ー', '𠀋', '\uffff', 'ab', 'aa'];
