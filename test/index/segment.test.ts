@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { NFIELDS, SCAN_CACHE_KB, SEGMENT_FORMAT } from '../../src/index/segment-format.js';
+import { NFIELDS, SCAN_CACHE_KB, SEGMENT_FORMAT, infoFrom, scanWith } from '../../src/index/segment-format.js';
 import { writeSegment } from '../../src/index/segment-write.js';
 import { PostingsPool } from '../../src/index/postings-builder.js';
 import { SegmentReader, READER_CACHE_KB, parseLengths, readRowColumns } from '../../src/index/segment-reader.js';
@@ -153,6 +153,29 @@ t.test('a merge equals a fresh build of the same live rows', async (t) => {
   t.equal(rm.phraseRows(['heading', '41']).size, 0, 'a dead row is not merged');
   t.equal(rm.phraseRows(['about', 'tables']).size, info.searchableCount);
   t.same([...rm.phraseRows(['pg', 'proc'])], [...rf.phraseRows(['pg', 'proc'])]);
+});
+
+t.test('a build and a merge return the info the sealed file\'s meta holds', async (t) => {
+  const { mergeSegments } = await import('../../src/index/segment-merge.js');
+  const read = (file: string) => scanWith(file, (db) => infoFrom(db, file));
+  const entries = Array.from({ length: 12 }, (_, i) => ({
+    seq: 10 + i, at: i, firstAt: i,
+    doc: makeDoc(`https://i.test/${i}`, `Page ${i}`, `words ${i}`, i === 5 ? { status: 404 } : {}),
+  }));
+  const deletes = [{ seq: 3, at: 1, url: 'https://i.test/old' }, { seq: 40, at: 2, url: 'https://i.test/older' }];
+  const unit = new Float32Array([0.6, 0.8]);
+  const plain = path.join(dir, 'info-plain.seg');
+  const embedded = path.join(dir, 'info-embedded.seg');
+  const built = writeSegment(plain, entries, deletes, { defaultLanguage: 'en' });
+  const builtEmbedded = writeSegment(embedded, entries, [], { defaultLanguage: 'en', embed: () => unit, embedder: 'fp-test' });
+  t.same(built, read(plain), 'a build');
+  t.same(built, { format: SEGMENT_FORMAT, docCount: 12, searchableCount: 11, deleteCount: 2, minSeq: 3, maxSeq: 40, bytes: fs.statSync(plain).size, embedder: null });
+  t.same(builtEmbedded, read(embedded), 'a build with vectors');
+  t.equal(builtEmbedded.embedder, 'fp-test');
+  const merged = path.join(dir, 'info-merged.seg');
+  const info = mergeSegments(merged, [{ path: plain, liveIds: [0, 1, 2, 5, 7] }], deletes.slice(1));
+  t.same(info, read(merged), 'a merge');
+  t.equal(info.docCount, 5);
 });
 
 t.test('merged postings are byte for byte those of a fresh build (sources with and without dead rows)', async (t) => {
