@@ -106,8 +106,8 @@ interface WordRuns {
   end: Int32Array;
   hash: Int32Array;
   count: number;
-  /** Runs holding non-ASCII letters: [start, end, folded words]. */
-  other: Array<{ start: number; end: number; words: string[] }>;
+  /** Runs holding non-ASCII letters, with their folded words. */
+  other: OtherRuns;
   /** Any non-ASCII code unit in the text (the other runs are looked at only then). */
   nonAscii: boolean;
   /** The text and the end of its scanned prefix. */
@@ -122,76 +122,249 @@ interface WordRuns {
 }
 
 /**
- * The other runs of a kept text by folded word: per word, pairs (run index, position of the
- * word's first occurrence in the run's words), runs ascending; and the runs' offsets.
+ * The runs of a text holding non-ASCII letters (or, in scripts without spaces, its dictionary
+ * words), in text order: run k is `text[start[k], end[k])` and folds to the words
+ * `words[off[k], off[k + 1])`. Flat lists rather than an object per run: a CJK card holds
+ * thousands of runs, and kept cards keep them; runs spelling the same text share their words.
  */
-interface OtherIndex {
-  byWord: Map<string, number[]>;
+interface OtherRuns {
+  count: number;
   start: Int32Array;
   end: Int32Array;
+  off: Int32Array;
+  words: string[];
+}
+
+/**
+ * The other runs of a kept text by folded word: their offsets, and per distinct word (ascending
+ * by id, see {@link wordIds}) the pairs (run index, position of the word's first occurrence in
+ * the run's words), runs ascending: word i's pairs are `[offs[i], offs[i + 1])` of `pairRun`
+ * and `pairPos` (one flat list: a query reads the lists of its words in each result).
+ */
+interface OtherIndex {
+  start: Int32Array;
+  end: Int32Array;
+  words: string[];
+  ids: Int32Array;
+  offs: Int32Array;
+  pairRun: Int32Array;
+  pairPos: Int32Array;
+  /** The id generation of `ids` (and so of the order of words). */
+  generation: number;
 }
 
 /** Other runs beyond which a kept text looks matched words up by word instead of scanning every run. */
 const OTHER_INDEX_MIN = 64;
 
-function otherIndex(other: WordRuns['other']): OtherIndex {
+/**
+ * Ids of the words of kept texts' word indexes, per thread: a query's matched words meet each
+ * result's words as two ascending lists of numbers, each matched word looked up once per query
+ * rather than once per result. When a text's words would take the table past its limit, it
+ * starts again under a new generation, and lists of an older generation are remade when next
+ * used. Matched words are only looked up (a query adds nothing to the table).
+ */
+const wordIds = new Map<string, number>();
+let wordIdGeneration = 0;
+let wordIdLimit = 1 << 18;
+
+/**
+ * Sets the number of words past which the snippets' word id table of this thread starts again
+ * (default 2^18); lists made before are remade when next used, so answers do not change. For
+ * memory-tight threads and for tests of the restart.
+ *
+ * @example setSnippetWordIdLimit(1 << 16)
+ */
+export function setSnippetWordIdLimit(words: number): void {
+  wordIdLimit = Math.max(1, words);
+}
+
+/**
+ * A word index's lists (words and their pairs, in any order) ordered by the words' ids in the
+ * current generation, which starts again first when the words might not fit in the table.
+ */
+function byWordId(ix: Pick<OtherIndex, 'words' | 'offs' | 'pairRun' | 'pairPos'>): Omit<OtherIndex, 'start' | 'end'> {
+  const n = ix.words.length;
+  if (wordIds.size + n > wordIdLimit) {
+    wordIds.clear();
+    wordIdGeneration++;
+  }
+  const idOf = new Int32Array(n);
+  for (let e = 0; e < n; e++) {
+    const w = ix.words[e]!;
+    let id = wordIds.get(w);
+    if (id === undefined) wordIds.set(w, (id = wordIds.size));
+    idOf[e] = id;
+  }
+  // Words by id: id × PACK + word sorted as numbers (exact in a double: ids < 2^31).
+  const order = n < PACK ? Array.from(Float64Array.from(idOf, (id, e) => id * PACK + e).sort(), (x) => x % PACK) : Array.from(idOf.keys()).sort((x, y) => idOf[x]! - idOf[y]!);
+  const words = new Array<string>(n);
+  const ids = new Int32Array(n);
+  const offs = new Int32Array(n + 1);
+  const pairRun = new Int32Array(ix.pairRun.length);
+  const pairPos = new Int32Array(ix.pairPos.length);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const e = order[i]!;
+    words[i] = ix.words[e]!;
+    ids[i] = idOf[e]!;
+    offs[i] = at;
+    const from = ix.offs[e]!;
+    const to = ix.offs[e + 1]!;
+    pairRun.set(ix.pairRun.subarray(from, to), at);
+    pairPos.set(ix.pairPos.subarray(from, to), at);
+    at += to - from;
+  }
+  offs[n] = at;
+  return { words, ids, offs, pairRun, pairPos, generation: wordIdGeneration };
+}
+
+function otherIndex(other: OtherRuns): OtherIndex {
   const byWord = new Map<string, number[]>();
-  const start = new Int32Array(other.length);
-  const end = new Int32Array(other.length);
-  for (let k = 0; k < other.length; k++) {
-    const r = other[k]!;
-    start[k] = r.start;
-    end[k] = r.end;
-    const ws = r.words;
-    for (let p = 0; p < ws.length; p++) {
-      const list = byWord.get(ws[p]!);
-      if (!list) byWord.set(ws[p]!, [k, p]);
+  let pairs = 0;
+  for (let k = 0; k < other.count; k++) {
+    for (let q = other.off[k]!, p = 0; q < other.off[k + 1]!; q++, p++) {
+      const w = other.words[q]!;
+      const list = byWord.get(w);
+      if (!list) byWord.set(w, [k, p]);
       else if (list[list.length - 2] !== k) list.push(k, p);
+      else continue;
+      pairs++;
     }
   }
-  return { byWord, start, end };
+  const words: string[] = [];
+  const offs = new Int32Array(byWord.size + 1);
+  const pairRun = new Int32Array(pairs);
+  const pairPos = new Int32Array(pairs);
+  let at = 0;
+  for (const [w, list] of byWord) {
+    offs[words.length] = at;
+    words.push(w);
+    for (let i = 0; i < list.length; i += 2, at++) {
+      pairRun[at] = list[i]!;
+      pairPos[at] = list[i + 1]!;
+    }
+  }
+  offs[words.length] = at;
+  return { start: other.start, end: other.end, ...byWordId({ words, offs, pairRun, pairPos }) };
 }
+
+/**
+ * The ids of a matched set's words known to the table, ascending; `missing` the others, looked
+ * up again when the table has grown since (`size`: its size then), as a text indexed after
+ * them may hold them.
+ */
+interface MatchedIds {
+  ids: Int32Array;
+  missing: string[];
+  generation: number;
+  size: number;
+}
+const matchedIdsCache = new WeakMap<Set<string>, MatchedIds>();
+
+function matchedIds(matched: Set<string>): MatchedIds {
+  const m = matchedIdsCache.get(matched);
+  if (m && m.generation === wordIdGeneration) {
+    if (m.size === wordIds.size) return m;
+    const ids = Array.from(m.ids);
+    const missing: string[] = [];
+    for (const w of m.missing) {
+      const id = wordIds.get(w);
+      if (id === undefined) missing.push(w);
+      else ids.push(id);
+    }
+    const again = { ids: ids.length === m.ids.length ? m.ids : Int32Array.from(ids).sort(), missing, generation: wordIdGeneration, size: wordIds.size };
+    matchedIdsCache.set(matched, again);
+    return again;
+  }
+  const ids: number[] = [];
+  const missing: string[] = [];
+  for (const w of matched) {
+    const id = wordIds.get(w);
+    if (id === undefined) missing.push(w);
+    else ids.push(id);
+  }
+  const fresh = { ids: Int32Array.from(ids).sort(), missing, generation: wordIdGeneration, size: wordIds.size };
+  matchedIdsCache.set(matched, fresh);
+  return fresh;
+}
+
+/** Scratch arrays of otherSpansIndexed (grown as needed; one search runs at a time per thread). */
+let scratchRun = new Int32Array(256);
+let scratchPos = new Int32Array(256);
+let scratchFrom = new Int32Array(256);
+let scratchOrder = new Float64Array(256);
 
 /**
  * Appends to `out` the spans of the other runs holding a word of `matched`, each with the
  * first such word of the run, in run order: what a scan of every run does, found through the
  * text's word index (CJK cards hold thousands of runs, a query a few dozen matched words, which
- * occur in a few dozen of them: the work follows the occurrences, not the runs).
+ * occur in a few dozen of them: the work follows the occurrences, not the runs). False (and
+ * nothing appended) when the index cannot say (a text of millions of words).
  */
 function otherSpansIndexed(runs: WordRuns, matched: Set<string>, out: Spans): boolean {
-  const ix = (runs.otherIndex ??= otherIndex(runs.other));
-  // The matched words found in the text and their lists of (run, position) pairs.
-  const found: string[] = [];
-  const lists: number[][] = [];
-  let pairs = 0;
-  const take = (w: string, list: number[] | undefined) => {
-    if (!list) return;
-    found.push(w);
-    lists.push(list);
-    pairs += list.length >> 1;
-  };
-  if (matched.size <= ix.byWord.size) for (const w of matched) take(w, ix.byWord.get(w));
-  else for (const [w, list] of ix.byWord) if (matched.has(w)) take(w, list);
-  if (pairs === 0) return true;
-  // Beyond PACK pairs (a text of millions of words) the caller scans every run instead.
-  if (pairs >= PACK) return false;
-  // Each pair as run × PACK + pair number (exact in a double: runs and pairs < PACK), sorted:
-  // the runs in text order, each run's pairs together.
-  const run = new Int32Array(pairs);
-  const pos = new Int32Array(pairs);
-  const from = new Int32Array(pairs);
-  const order = new Float64Array(pairs);
-  let e = 0;
-  for (let f = 0; f < lists.length; f++) {
-    const list = lists[f]!;
-    for (let i = 0; i < list.length; i += 2, e++) {
-      run[e] = list[i]!;
-      pos[e] = list[i + 1]!;
-      from[e] = f;
-      order[e] = list[i]! * PACK + e;
+  let ix = (runs.otherIndex ??= otherIndex(runs.other));
+  // Made under an older generation of ids: reordered under the current one.
+  if (ix.generation !== wordIdGeneration) runs.otherIndex = ix = { ...ix, ...byWordId(ix) };
+  const m = matchedIds(matched);
+  // The matched words in the text (their indexes in ix.words): the intersection of two
+  // ascending id lists, by binary search from the shorter one when it is much shorter.
+  const found: number[] = [];
+  const a = m.ids;
+  const b = ix.ids;
+  if (a.length * 8 < b.length) {
+    let lo = 0;
+    for (let i = 0; i < a.length && lo < b.length; i++) {
+      const x = a[i]!;
+      let hi = b.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (b[mid]! < x) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo < b.length && b[lo] === x) found.push(lo++);
+    }
+  } else {
+    for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+      const x = a[i]!;
+      const y = b[j]!;
+      if (x < y) i++;
+      else if (x > y) j++;
+      else {
+        found.push(j);
+        i++;
+        j++;
+      }
     }
   }
-  if (lists.length > 1) order.sort();
+  let pairs = 0;
+  for (const f of found) pairs += ix.offs[f + 1]! - ix.offs[f]!;
+  if (pairs === 0) return true;
+  // Beyond PACK pairs the caller scans every run instead.
+  if (pairs >= PACK) return false;
+  if (scratchOrder.length < pairs) {
+    const n = Math.max(pairs, 2 * scratchOrder.length);
+    scratchRun = new Int32Array(n);
+    scratchPos = new Int32Array(n);
+    scratchFrom = new Int32Array(n);
+    scratchOrder = new Float64Array(n);
+  }
+  const run = scratchRun;
+  const pos = scratchPos;
+  const from = scratchFrom;
+  const { offs, pairRun, pairPos } = ix;
+  // Each pair as run × PACK + pair number (exact in a double: runs and pairs < PACK), sorted:
+  // the runs in text order, each run's pairs together.
+  const order = scratchOrder.subarray(0, pairs);
+  let e = 0;
+  for (let f = 0; f < found.length; f++) {
+    for (let q = offs[found[f]!]!, to = offs[found[f]! + 1]!; q < to; q++, e++) {
+      run[e] = pairRun[q]!;
+      pos[e] = pairPos[q]!;
+      from[e] = f;
+      order[e] = pairRun[q]! * PACK + e;
+    }
+  }
+  if (found.length > 1) order.sort();
   // Word ids as wordId assigns them (in order of first use), per found word.
   const ids = new Int32Array(found.length).fill(-1);
   for (let i = 0; i < pairs; ) {
@@ -206,7 +379,7 @@ function otherSpansIndexed(runs: WordRuns, matched: Set<string>, out: Spans): bo
     }
     const f = from[best]!;
     let id = ids[f]!;
-    if (id < 0) ids[f] = id = wordId(out.words, found[f]!);
+    if (id < 0) ids[f] = id = wordId(out.words, ix.words[found[f]!]!);
     out.start.push(ix.start[k]!);
     out.end.push(ix.end[k]!);
     out.word.push(id);
@@ -343,8 +516,23 @@ function wordRuns(text: string, to: number): WordRuns {
     hash[count] = h;
     count++;
   }
-  const other: WordRuns['other'] = [];
+  const oStart: number[] = [];
+  const oEnd: number[] = [];
+  const oOff: number[] = [0];
+  const oWords: string[] = [];
   if (nonAscii) {
+    // The words of each distinct run text, analysed once per text (particles and common words
+    // recur); dictionary words and whole runs apart, as they are analysed apart.
+    const ofWord = new Map<string, string[]>();
+    const ofRun = new Map<string, string[]>();
+    const add = (s: number, e: number, key: string, seen: Map<string, string[]>, analysis: (k: string) => string[]) => {
+      let ws = seen.get(key);
+      if (!ws) seen.set(key, (ws = analysis(key)));
+      oStart.push(s);
+      oEnd.push(e);
+      for (const w of ws) oWords.push(w);
+      oOff.push(oWords.length);
+    };
     const slice = to === text.length ? text : text.slice(0, to);
     NON_ASCII_CHAR.lastIndex = 0;
     let m: RegExpExecArray | null;
@@ -358,10 +546,11 @@ function wordRuns(text: string, to: number): WordRuns {
       const run = slice.slice(a, b);
       if (isSegmentedScript(run)) {
         // Scripts without spaces: one span per dictionary word, so <mark> wraps words, not sentences.
-        for (const [x, y] of wordSpans(run)) other.push({ start: a + x, end: a + y, words: analyse(run.slice(x, y)) });
-      } else other.push({ start: a, end: b, words: fold(run).match(FOLDED_WORD) ?? [] });
+        for (const [x, y] of wordSpans(run)) add(a + x, a + y, run.slice(x, y), ofWord, analyse);
+      } else add(a, b, run, ofRun, (k) => fold(k).match(FOLDED_WORD) ?? []);
     }
   }
+  const other: OtherRuns = { count: oStart.length, start: Int32Array.from(oStart), end: Int32Array.from(oEnd), off: Int32Array.from(oOff), words: oWords };
   // Trimmed to size: runs of cached cards stay in memory as long as the card.
   return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to, uses: 0 };
 }
@@ -488,12 +677,14 @@ function matchedSpans(text: string, matched: Set<string>, to = text.length, memo
   }
   if (!runs.nonAscii) return out;
   const ascii = out.start.length;
-  if (!(memo && runs.other.length > OTHER_INDEX_MIN && otherSpansIndexed(runs, matched, out))) {
-    for (const r of runs.other) {
-      for (const w of r.words) {
+  const other = runs.other;
+  if (!(memo && other.count > OTHER_INDEX_MIN && otherSpansIndexed(runs, matched, out))) {
+    for (let k = 0; k < other.count; k++) {
+      for (let q = other.off[k]!; q < other.off[k + 1]!; q++) {
+        const w = other.words[q]!;
         if (matched.has(w)) {
-          out.start.push(r.start);
-          out.end.push(r.end);
+          out.start.push(other.start[k]!);
+          out.end.push(other.end[k]!);
           out.word.push(wordId(out.words, w));
           break;
         }

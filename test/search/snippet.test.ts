@@ -1,5 +1,5 @@
 import t from 'tap';
-import { highlight, snippet } from '../../src/search/snippet.js';
+import { highlight, setSnippetWordIdLimit, snippet } from '../../src/search/snippet.js';
 import { fold, words } from '../../src/text/index.js';
 
 // The matcher before the character scan: one case-insensitive regex of the matched ASCII words
@@ -240,4 +240,54 @@ t.test('a matched word longer than the snippet window picks the window its Map r
       t.equal(snippet(text, m, { highlight: false, size: 20 }), referenceSnippet(text, m, 20), `${text} / ${[...m].join(',')}`);
     }
   }
+});
+
+t.test('kept CJK texts give the same snippets and marks while the word id table starts again and again', async (t) => {
+  // Kept texts and matched sets meet as lists of word ids; a tiny table limit starts a new
+  // generation of ids on nearly every text and set, so lists of older generations are remade.
+  let seed = 31;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const vocab = ['管理', 'ツール', 'パッケージ', 'の', 'を', 'インストール', '削除', '情報', '設定', 'ファイル', 'Größe', 'café', 'debian', 'apt'];
+  const seps = ['', '', '。', '、', ' ', '\n'];
+  t.teardown(() => setSnippetWordIdLimit(1 << 20));
+  for (const limit of [1, 6, 40, 1 << 18]) {
+    setSnippetWordIdLimit(limit);
+    const cards: Array<{ text: string; memo: object }> = [];
+    for (let n = 0; n < 12; n++) {
+      // Each text from a few of the words: a matched word unknown to the table when the set's
+      // ids were taken may come with a text indexed later in the same query.
+      const own = Array.from({ length: 4 }, () => vocab[rnd(vocab.length)]!);
+      let text = '';
+      const len = 100 + rnd(300);
+      for (let i = 0; i < len; i++) text += own[rnd(own.length)]! + seps[rnd(seps.length)]!;
+      cards.push({ text, memo: {} });
+    }
+    let same = 0;
+    for (let q = 0; q < 30; q++) {
+      const matched = new Set<string>();
+      const k = 1 + rnd(q % 3 === 0 ? 30 : 4);
+      for (let i = 0; i < k; i++) matched.add(i < 6 ? words(vocab[rnd(vocab.length)]!)[0]! : `w${q}-${i}`);
+      // One matched set over several kept texts, as one query over its results.
+      for (let c = 0; c < 4; c++) {
+        const { text, memo } = cards[rnd(cards.length)]!;
+        const a = snippet(text, matched, { highlight: true, memo });
+        if (a === snippet(text, matched, { highlight: true }) && highlight(text, matched, memo) === highlight(text, matched)) same++;
+        else t.fail(`limit ${limit}: differs with ${JSON.stringify([...matched])}`);
+      }
+    }
+    t.equal(same, 120, `limit ${limit}`);
+  }
+});
+
+t.test('a matched word first met in a later result of the same query is marked there', async (t) => {
+  // The query's word ids are taken at its first kept text, which lacks 検索: the second text,
+  // indexed after, holds it (words no other test here uses, so no earlier text put them in
+  // this thread's word table).
+  const first = '翻訳の手順。'.repeat(30);
+  const second = '文書を検索。'.repeat(30);
+  const matched = new Set(['翻訳', '検索']);
+  t.match(snippet(first, matched, { highlight: true, memo: {} }), /<mark>翻訳<\/mark>/);
+  const s = snippet(second, matched, { highlight: true, memo: {} });
+  t.match(s, /<mark>検索<\/mark>/);
+  t.equal(s, snippet(second, matched, { highlight: true }));
 });
