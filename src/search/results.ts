@@ -188,30 +188,30 @@ function escapeFacet(f: Record<string, unknown>): Record<string, unknown> {
  * }
  */
 export function search(snap: IndexSnapshot, settings: Settings, p: SearchParams, cacheOwner: object): SearchResponse {
-  const normalised = normaliseQuery(p.query);
   const sortOpts = sortingOptions(settings, snap, cacheOwner);
   const similar = p.similarTo !== undefined && p.semantic ? { url: p.similarTo, semantic: p.semantic } : null;
-  const triggered = similar ? [] : settings.search.resultMappings.filter((m) => triggers(m, normalised));
+  const mappings = settings.search.resultMappings;
+  let triggered: ResultMapping[] = [];
+  if (!similar && mappings.length > 0) {
+    const normalised = normaliseQuery(p.query);
+    triggered = mappings.filter((m) => triggers(m, normalised));
+  }
   // Pins, hides and custom results need every match (a pinned or hidden page may rank anywhere,
   // a custom result goes before the n-th result of its group); otherwise only the top of the
   // ranking is materialised.
   const needsAll = p.limitPerGroup || triggered.some((m) => m.action.type !== 'redirect');
-  const common = {
-    filters: p.filters,
-    sort: p.sort,
-    sortOrder: p.sortOrder,
-    includeContentGroups: p.includeContentGroups,
-    excludeContentGroups: p.excludeContentGroups,
-    facetDefs: !p.filterOptions ? [] : hasSeveralLanguages(snap, settings.search.language) ? [...settings.filters, LANGUAGE_FACET] : settings.filters,
-    defaultLanguage: settings.search.language,
-    ...(needsAll ? {} : { topK: p.offset + p.limit }),
-  };
-  const res = similar ? runSimilar(snap, { ...common, ...similar }) : runQuery(snap, settings.search, {
-    ...common,
-    query: p.query,
-    typoTolerance: p.typoTolerance,
-    ...(p.semantic ? { semantic: p.semantic } : {}),
-  });
+  const facetDefs = !p.filterOptions ? [] : hasSeveralLanguages(snap, settings.search.language) ? [...settings.filters, LANGUAGE_FACET] : settings.filters;
+  const topK = needsAll ? undefined : p.offset + p.limit;
+  // Object literals rather than spreads of a common part: this runs once per search.
+  const res = similar
+    ? runSimilar(snap, {
+        filters: p.filters, sort: p.sort, sortOrder: p.sortOrder, includeContentGroups: p.includeContentGroups, excludeContentGroups: p.excludeContentGroups,
+        facetDefs, defaultLanguage: settings.search.language, topK, url: similar.url, semantic: similar.semantic,
+      })
+    : runQuery(snap, settings.search, {
+        filters: p.filters, sort: p.sort, sortOrder: p.sortOrder, includeContentGroups: p.includeContentGroups, excludeContentGroups: p.excludeContentGroups,
+        facetDefs, defaultLanguage: settings.search.language, topK, query: p.query, typoTolerance: p.typoTolerance, semantic: p.semantic,
+      });
 
   // Result mappings (Result Manager). A mapping's result is a result like any other: it obeys
   // the request's content groups and filters, and counts once in the totals.
