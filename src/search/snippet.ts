@@ -154,7 +154,7 @@ interface OtherIndex {
 }
 
 /** Other runs beyond which a kept text looks matched words up by word instead of scanning every run. */
-const OTHER_INDEX_MIN = 64;
+const OTHER_INDEX_MIN = 8;
 
 /**
  * Ids of the words of kept texts' word indexes, per thread: a query's matched words meet each
