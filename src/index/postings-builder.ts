@@ -452,15 +452,17 @@ const R_LEN = 7;
  */
 const POOL_CHUNK_BITS = 25;
 /**
- * The first chunk starts at 64 KiB and doubles (copied) until it reaches the full chunk size:
- * most builds need far less than one chunk (a few MiB for a thousand pages, tens of KiB for a
- * push of a few pages), and a 32 MiB allocation per pool is a fixed cost of every build — it
- * is external memory to V8, whose pressure triggers a collection, about 15 ms per pool and
- * build whatever the build's size. Growing, the first chunk costs a copy of at most the 32 MiB
- * once, in builds that size; the small steps are a few MiB of the malloc arena at most, which
- * the next build reuses.
+ * The first chunk starts at 64 KiB and doubles (copied) up to 4 MiB, then grows to the full
+ * chunk size at once: most builds need far less than one chunk (a few MiB for a thousand
+ * pages, tens of KiB for a push of a few pages), and a 32 MiB allocation per pool is a fixed
+ * cost of every build — it is external memory to V8, whose pressure triggers a collection,
+ * about 15 ms per pool and build whatever the build's size. The steps come from the malloc
+ * arena once glibc has raised its mmap threshold past them, and stay resident there for the
+ * next build to reuse: stopping at 4 MiB keeps that to a few MiB per pool whatever the
+ * largest build.
  */
 const FIRST_CHUNK_BITS = 16;
+const GROW_BITS = 22;
 /** Block sizes of a list: the first is small (most terms occur in few documents), then doubling. */
 const FIRST_BLOCK = 16;
 const MAX_BLOCK = 4096;
@@ -486,6 +488,8 @@ export class PostingsPool {
   private readonly chunk: number;
   /** Starting size of the first chunk. */
   private readonly firstSize: number;
+  /** The first chunk doubles up to this size, then grows to the chunk size. */
+  private readonly growMax: number;
   /** Bytes taken in the last chunk. */
   private used = 0;
   private lists = 0;
@@ -498,13 +502,14 @@ export class PostingsPool {
 
   /**
    * `chunkBits`: log2 of the chunk size; `firstBits`: log2 of the first chunk's starting size
-   * (at least {@link MAX_BLOCK}; it doubles up to the chunk size). Tests use small chunks to
-   * cross chunk boundaries.
+   * (at least {@link MAX_BLOCK}); `growBits`: log2 of the size up to which it doubles before it
+   * grows to the chunk size. Tests use small chunks to cross chunk boundaries.
    */
-  constructor(chunkBits = POOL_CHUNK_BITS, firstBits = FIRST_CHUNK_BITS) {
+  constructor(chunkBits = POOL_CHUNK_BITS, firstBits = FIRST_CHUNK_BITS, growBits = GROW_BITS) {
     this.bits = chunkBits;
     this.chunk = 1 << chunkBits;
     this.firstSize = Math.min(this.chunk, Math.max(MAX_BLOCK, 1 << firstBits));
+    this.growMax = 1 << growBits;
   }
 
   /** Adds an empty list (index = the number of lists before). */
@@ -594,8 +599,8 @@ export class PostingsPool {
 
   /**
    * Address of a fresh block of `size` bytes: in the last chunk, the first chunk grown
-   * (doubled, its bytes copied: addresses stay valid) while it is smaller than a full chunk, or
-   * a new full chunk.
+   * (its bytes copied: addresses stay valid) while it is smaller than a full chunk, or a new
+   * full chunk.
    */
   private block(size: number): number {
     if (this.chunks.length === 0) this.chunks.push(new Uint8Array(this.firstSize));
@@ -604,7 +609,7 @@ export class PostingsPool {
       if (last.length < this.chunk) {
         let cap = last.length * 2;
         while (cap < this.used + size) cap *= 2;
-        const grown = new Uint8Array(Math.min(cap, this.chunk));
+        const grown = new Uint8Array(cap > this.growMax ? this.chunk : Math.min(cap, this.chunk));
         grown.set(last.subarray(0, this.used));
         this.chunks[this.chunks.length - 1] = last = grown;
       }

@@ -297,10 +297,14 @@ t.test('per-field counts equal a word-by-word model: thousands of distinct words
   t.equal(missing, 0, 'every distinct word of the long document');
 });
 
-for (const [chunkBits, firstBits, what] of [[13, 13, '8 KiB chunks'], [14, 12, 'a first chunk of 4 KiB growing to 16 KiB, then 16 KiB chunks']] as const) {
+for (const [chunkBits, firstBits, growBits, what] of [
+  [13, 13, 13, '8 KiB chunks'],
+  [14, 12, 14, 'a first chunk of 4 KiB doubling to 16 KiB, then 16 KiB chunks'],
+  [14, 12, 13, 'a first chunk of 4 KiB doubling to 8 KiB, then grown to 16 KiB, then 16 KiB chunks'],
+] as const) {
   t.test(`a postings pool with small chunks keeps every list intact across blocks and chunks: ${what}`, async (t) => {
     // Small chunks: the 4 KiB blocks of long lists fill them fast.
-    const pool = new PostingsPool(chunkBits, firstBits);
+    const pool = new PostingsPool(chunkBits, firstBits, growBits);
     const want: number[][] = [];
     let x = 12345;
     const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8);
