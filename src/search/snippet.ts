@@ -304,7 +304,7 @@ let scratchOrder = new Float64Array(256);
 function otherSpansIndexed(runs: WordRuns, matched: Set<string>, out: Spans): boolean {
   let ix = (runs.otherIndex ??= otherIndex(runs.other));
   // Made under an older generation of ids: reordered under the current one.
-  if (ix.generation !== wordIdGeneration) runs.otherIndex = ix = { ...ix, ...byWordId(ix) };
+  if (ix.generation !== wordIdGeneration) Object.assign(ix, byWordId(ix));
   const m = matchedIds(matched);
   // The matched words in the text (their indexes in ix.words): the intersection of two
   // ascending id lists, by binary search from the shorter one when it is much shorter.
@@ -552,7 +552,9 @@ function wordRuns(text: string, to: number): WordRuns {
   }
   const other: OtherRuns = { count: oStart.length, start: Int32Array.from(oStart), end: Int32Array.from(oEnd), off: Int32Array.from(oOff), words: oWords };
   // Trimmed to size: runs of cached cards stay in memory as long as the card.
-  return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to, uses: 0 };
+  // Every property present from the start (byHash and otherIndex come later): one hidden class
+  // for all runs, so code optimised for them is not thrown away when a kept text gains its index.
+  return { start: start.slice(0, count), end: end.slice(0, count), hash: hash.slice(0, count), count, other, nonAscii, text, to, byHash: undefined, uses: 0, otherIndex: undefined };
 }
 
 /**
