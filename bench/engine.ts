@@ -648,6 +648,7 @@ function goalsOf(rows: Row[], builds: Build[], wrk: Array<{ name: string; result
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench-engine: ${(err as Error).stack ?? String(err)}\n`);
+  const cause = (err as { cause?: unknown }).cause;
+  process.stderr.write(`bench-engine: ${(err as Error).stack ?? String(err)}${cause ? `\ncause: ${String((cause as Error).stack ?? cause)}` : ''}\n`);
   process.exitCode = 1;
 });
