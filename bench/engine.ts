@@ -71,6 +71,9 @@ const FULL_SIZE = 100_000;
 
 const log = (m: string) => process.stderr.write(`[bench-engine] ${m}\n`);
 
+/** The sitesift server of this run, for the error report when a later step fails. */
+let sitesiftServer: BenchServer | null = null;
+
 /** One engine's build: seconds to build and to merge fully, bytes on disk after the merge. */
 interface Build {
   engine: EngineName;
@@ -211,6 +214,7 @@ function manifestSegments(server: BenchServer): Array<{ file: string }> {
 async function buildSitesift(docsFile: string): Promise<Sitesift> {
   const mode = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : process.env.BENCH_SERVER === 'dist' ? 'dist' : 'auto';
   const server = await startBenchServer({ mode, env: { SITESIFT_SEARCH_CACHE_MB: '0' } });
+  sitesiftServer = server;
   try {
     await createProject(server, SITE);
     log(`sitesift (${server.mode}): indexing ~${DOCS} documents over HTTP`);
@@ -613,6 +617,9 @@ async function main(): Promise<void> {
     };
     process.stdout.write(lines.join('\n') + '\n\n' + JSON.stringify(json) + '\n');
   } finally {
+    // A server that died on its own: say how and what it logged last, before its log is removed.
+    const c = sitesiftServer?.child;
+    if (c && (c.exitCode !== null || c.signalCode !== null)) process.stderr.write(`sitesift server exited (${c.exitCode ?? c.signalCode}); log tail:\n${sitesiftServer!.logTail()}\n`);
     if (ss) await ss.server.stop();
     if (lucene) await lucene.stop();
     fts5?.db.close();
@@ -649,6 +656,7 @@ function goalsOf(rows: Row[], builds: Build[], wrk: Array<{ name: string; result
 
 main().catch((err: unknown) => {
   const cause = (err as { cause?: unknown }).cause;
+
   process.stderr.write(`bench-engine: ${(err as Error).stack ?? String(err)}${cause ? `\ncause: ${String((cause as Error).stack ?? cause)}` : ''}\n`);
   process.exitCode = 1;
 });
