@@ -37,6 +37,18 @@ function referenceHighlight(text: string, matched: Set<string>): string {
   return out + esc(text.slice(pos));
 }
 
+
+/** A seeded linear congruential generator: `rnd(n)` is the next number in [0, n). */
+function lcg(seed: number): (n: number) => number {
+  return (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+}
+
+/** `len` words of `vocab`, each followed by one of `seps`, drawn with `rnd`. */
+function randomText(rnd: (n: number) => number, vocab: readonly string[], seps: readonly string[], len: number): string {
+  let text = '';
+  for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+  return text;
+}
 t.test('highlighting marks whole words case-insensitively and escapes the rest', async (t) => {
   const m = new Set(['table', 'create', 'pg', 'caf\u00e9', 'cafe', '15']);
   t.equal(highlight('CREATE TABLE <t> & tables; pg_dump', m), '<mark>CREATE</mark> <mark>TABLE</mark> &lt;t&gt; &amp; tables; <mark>pg</mark>_dump');
@@ -48,15 +60,12 @@ t.test('highlighting marks whole words case-insensitively and escapes the rest',
 });
 
 t.test('the character scan finds the same words as the regex it replaced (random texts)', async (t) => {
-  let seed = 7;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rnd = lcg(7);
   const vocab = ['table', 'Table', 'TABLE', 'tab', 'tables', 'a', 'b1', 'x9y', 'caf\u00e9', 'na\u00efve', '\u00e9t\u00e9', 'stra\u00dfe', 'idx', 'conf', 'configure', 'z'];
   const seps = [' ', '  ', '_', '-', '.', ',', '\n', '<', '>', '&', '"', "'", '/', '\u00a0', '\u2014', '(', ')', ''];
   let same = 0;
   for (let n = 0; n < 400; n++) {
-    let text = '';
-    const len = 1 + rnd(40);
-    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const text = randomText(rnd, vocab, seps, 1 + rnd(40));
     const matched = new Set<string>();
     const k = 1 + rnd(5);
     for (let i = 0; i < k; i++) matched.add(fold(vocab[rnd(vocab.length)]!));
@@ -75,15 +84,12 @@ t.test('snippets pick the window with the most distinct matched words', async (t
 });
 
 t.test('texts kept with a memo (runs grouped by hash) give the same snippets as a fresh scan', async (t) => {
-  let seed = 11;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rnd = lcg(11);
   const vocab = ['table', 'Table', 'tables', 'index', 'INDEX', 'rows', 'caf\u00e9', 'x9', 'a', 'vacuum', 'data', 'conf', 'config', 'z'];
   const seps = [' ', ', ', '. ', '_', '-', '\n', '<b>', ' & ', '\u2014'];
   let same = 0;
   for (let n = 0; n < 150; n++) {
-    let text = '';
-    const len = 70 + rnd(400);
-    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const text = randomText(rnd, vocab, seps, 70 + rnd(400));
     const memo = {};
     for (let r = 0; r < 3; r++) {
       const matched = new Set<string>();
@@ -101,17 +107,14 @@ t.test('texts kept with a memo (runs grouped by hash) give the same snippets as 
 });
 
 t.test('CJK and accented texts kept with a memo (runs indexed by word) give the same snippets and marks as a fresh scan', async (t) => {
-  let seed = 29;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rnd = lcg(29);
   // Runs holding several folded words (管理ツール), words in several runs, accented Latin runs.
   // 'ä¼b' folds to two words (a¼ → a1⁄4): a run whose second word may be the first matched.
   const vocab = ['管理', 'ツール', 'パッケージ', 'の', 'を', 'インストール', '削除', '情報', 'Straße', 'Größe', 'café', 'debian', 'apt', 'ä¼b'];
   const seps = ['', '', '。', '、', ' ', '\n', '（', '）'];
   let same = 0;
   for (let n = 0; n < 60; n++) {
-    let text = '';
-    const len = 80 + rnd(400);
-    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const text = randomText(rnd, vocab, seps, 80 + rnd(400));
     const memo = {};
     for (let r = 0; r < 4; r++) {
       const matched = new Set<string>();
@@ -212,9 +215,7 @@ t.test('many matched words in a kept text (more lists than the merge takes: one 
   const seps = [' ', ', ', '. ', '_', '-', '\n', '<b>', ' & '];
   let same = 0;
   for (let n = 0; n < 120; n++) {
-    let text = '';
-    const len = 70 + rnd(500);
-    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const text = randomText(rnd, vocab, seps, 70 + rnd(500));
     const memo = {};
     for (let r = 0; r < 3; r++) {
       const matched = new Set<string>();
@@ -245,8 +246,7 @@ t.test('a matched word longer than the snippet window picks the window its Map r
 t.test('kept CJK texts give the same snippets and marks while the word id table starts again and again', async (t) => {
   // Kept texts and matched sets meet as lists of word ids; a tiny table limit starts a new
   // generation of ids on nearly every text and set, so lists of older generations are remade.
-  let seed = 31;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rnd = lcg(31);
   const vocab = ['管理', 'ツール', 'パッケージ', 'の', 'を', 'インストール', '削除', '情報', '設定', 'ファイル', 'Größe', 'café', 'debian', 'apt'];
   const seps = ['', '', '。', '、', ' ', '\n'];
   t.teardown(() => setSnippetWordIdLimit(1 << 20));
@@ -293,17 +293,14 @@ t.test('a matched word first met in a later result of the same query is marked t
 });
 
 t.test('short CJK texts kept with a memo (titles: a few runs, looked up by word id) give the snippets and marks of a fresh scan', async (t) => {
-  let seed = 43;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rnd = lcg(43);
   // 'ä¼b' folds to two words, a1 and 4b: the first matched one names the run, and a1 also
   // comes alone, so which one it is changes the counts that choose a short snippet's window.
   const vocab = ['管理', 'ツール', 'パッケージ', 'の', 'を', 'インストール', '削除', '情報', 'Größe', 'café', 'debian', 'ä¼b', 'ä¼b', 'a1', '4b'];
   const seps = ['', '', '。', ' ', '「', '」'];
   let same = 0;
   for (let n = 0; n < 200; n++) {
-    let text = '';
-    const len = 1 + rnd(30);
-    for (let i = 0; i < len; i++) text += vocab[rnd(vocab.length)]! + seps[rnd(seps.length)]!;
+    const text = randomText(rnd, vocab, seps, 1 + rnd(30));
     const memo = {};
     for (let r = 0; r < 3; r++) {
       const matched = new Set<string>();
