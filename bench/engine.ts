@@ -269,13 +269,29 @@ async function buildSitesift(docsFile: string): Promise<Sitesift> {
   }
 }
 
+/** Whether a failed fetch was a socket the other side closed (undici's `UND_ERR_SOCKET`). */
+function isClosedSocket(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string } } | null)?.cause;
+  return cause?.code === 'UND_ERR_SOCKET';
+}
+
 /** One pass of `paths` against the server, one request at a time; ranked URLs parsed outside the timing. */
 async function httpPass(base: string, paths: string[], targets: string[]): Promise<Pass> {
   const ms: number[] = [];
   let found = 0;
   for (let i = 0; i < paths.length; i++) {
-    const t0 = performance.now();
-    const res = await fetch(base + paths[i]);
+    let t0 = performance.now();
+    let res: Response;
+    try {
+      res = await fetch(base + paths[i]);
+    } catch (err) {
+      // A kept-alive connection left idle while the peers built can be closed by the server
+      // just as it is reused ("other side closed"): a GET is safe to send again, once, on a
+      // fresh connection, and only the retry is timed.
+      if (!isClosedSocket(err)) throw err;
+      t0 = performance.now();
+      res = await fetch(base + paths[i]);
+    }
     const text = await res.text();
     ms.push(performance.now() - t0);
     if (res.status !== 200) throw new Error(`GET ${paths[i]}: ${res.status} ${text.slice(0, 300)}`);
