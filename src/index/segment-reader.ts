@@ -325,13 +325,17 @@ export class SegmentReader {
     const v = scanWith(this.path, (db) => {
       const n = this.info.docCount;
       let out: SegmentVectors | null = null;
+      // The rows' bytes copied straight into place (a row's blob need not be 4-byte aligned):
+      // one copy per row instead of a sliced buffer and a typed array per row.
+      let bytes: Uint8Array | null = null;
       for (const [id, blob] of db.prepare('SELECT id, v FROM vecs ORDER BY id').raw().iterate() as IterableIterator<[number, Buffer]>) {
         if (!out) {
           const dims = blob.length >> 2;
           out = { fp, dims, ...allocRowVectors(n, dims), has: new Uint8Array(n) };
+          bytes = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength);
         }
         if (blob.length !== out.dims * 4 || id < 0 || id >= n) continue;
-        out.data.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.length)), id * out.dims);
+        bytes!.set(blob, id * out.dims * 4);
         out.has[id] = 1;
       }
       return out ?? { fp, dims: 0, data: new Float32Array(0), memory: null, scratch: 0, has: new Uint8Array(n) };
