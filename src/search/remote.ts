@@ -22,6 +22,7 @@
  * This file holds the thread side ({@link SearchThreadState}) and the pure conversions both
  * sides share.
  */
+import { existsSync } from 'node:fs';
 import { type IndexSnapshot, type LiveSegment, SegmentReader } from '../index/index.js';
 import { AppError, type ErrorCode, type Settings } from '../core/index.js';
 import { search, type SearchParams, type SearchResponse } from './results.js';
@@ -123,7 +124,7 @@ export function snapshotSpec(snap: IndexSnapshot, owner: number): SnapshotSpec {
 
 // ---------------------------------------------------------------- search-thread side
 
-/** How long a search thread keeps an unused generation (and its readers) open. */
+/** How long a search thread keeps an unused generation (and its readers) open, unless it is the newest of its project ({@link ThreadSnapshots.sweep}). */
 export const IDLE_SNAPSHOT_MS = 30_000;
 /** Generations kept per project index (a slow search may still use an older one). */
 const SNAPSHOTS_PER_OWNER = 3;
@@ -135,6 +136,7 @@ interface CachedReader {
 
 interface CachedSnapshot {
   key: string;
+  owner: number;
   snap: IndexSnapshot;
   paths: string[];
   usedAt: number;
@@ -197,7 +199,7 @@ export class ThreadSnapshots {
       totalLengths: spec.totalLengths,
       release() {},
     };
-    this.snapshots.set(key, { key, snap, paths, usedAt: this.now() });
+    this.snapshots.set(key, { key, owner: spec.owner, snap, paths, usedAt: this.now() });
     // Keep the newest few generations of this owner.
     const mine = [...this.snapshots.values()].filter((c) => c.key.startsWith(`${spec.owner}:`));
     for (const old of mine.slice(0, Math.max(0, mine.length - SNAPSHOTS_PER_OWNER))) this.drop(old);
@@ -216,17 +218,35 @@ export class ThreadSnapshots {
     return o;
   }
 
-  /** Closes generations unused for {@link IDLE_SNAPSHOT_MS}; returns how many were dropped. */
+  /**
+   * Closes generations unused for {@link IDLE_SNAPSHOT_MS}, except the newest this thread holds
+   * of each project index while every one of its segment files still exists; returns how many
+   * were dropped.
+   *
+   * Why the newest is kept: reopening a segment reloads its doc values, vectors and vocabulary
+   * (over a second at ~100k pages), so a site searched less often than every
+   * {@link IDLE_SNAPSHOT_MS} would otherwise answer every search cold. Why the files are
+   * checked: a merge retires segments and the main thread deletes their files once no
+   * generation it knows lists them; a thread holding them open would keep their disk space
+   * taken. A generation whose files all exist lists only segments that are still live (or
+   * pinned), so keeping it holds nothing the index no longer uses. The number of projects kept
+   * stays bounded by `maxSnapshots`.
+   */
   sweep(): number {
     const cutoff = this.now() - IDLE_SNAPSHOT_MS;
-    let n = 0;
-    for (const c of [...this.snapshots.values()]) {
-      if (c.usedAt <= cutoff) {
-        this.drop(c);
-        n++;
-      }
+    const newest = new Map<number, CachedSnapshot>();
+    for (const c of this.snapshots.values()) {
+      const n = newest.get(c.owner);
+      if (!n || c.snap.generation > n.snap.generation) newest.set(c.owner, c);
     }
-    return n;
+    let dropped = 0;
+    for (const c of [...this.snapshots.values()]) {
+      if (c.usedAt > cutoff) continue;
+      if (newest.get(c.owner) === c && c.paths.every((p) => existsSync(p))) continue;
+      this.drop(c);
+      dropped++;
+    }
+    return dropped;
   }
 
   /** Open segment files (tests). */

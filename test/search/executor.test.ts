@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import t from 'tap';
 import { createSearchExecutor, LocalSearchExecutor, ThreadSearchExecutor } from '../../src/search/executor.js';
 import { SearchThreadState, sharedBitmap, snapshotSpec, ThreadSnapshots, IDLE_SNAPSHOT_MS, type SearchRequest } from '../../src/search/remote.js';
@@ -107,11 +108,20 @@ t.test('ThreadSnapshots reuses readers across generations and closes unused ones
   now += IDLE_SNAPSHOT_MS - 1;
   t.equal(cache.sweep(), 0, 'nothing idle yet');
   now += 2;
-  t.ok(cache.sweep() > 0, 'idle generations dropped');
+  t.equal(cache.sweep(), 2, 'idle older generations (3 and 4) dropped');
+  t.equal(cache.openFiles().length, 2, 'the newest generation stays open while its files exist');
+  t.ok(cache.find(7, 5), 'and is found warm however long it was idle');
+  now += 10 * IDLE_SNAPSHOT_MS;
+  t.equal(cache.sweep(), 0, 'still kept after a long idle');
+  // A merge retired one of its segments and the main thread deleted the file.
+  fs.rmSync(spec2.segments[0]!.path);
+  now += IDLE_SNAPSHOT_MS + 1;
+  t.equal(cache.sweep(), 1, 'a generation with a deleted file is dropped');
   t.equal(cache.openFiles().length, 0, 'every reader closed');
   // Distinct owners with the same generation number are distinct snapshots.
-  const a = cache.get({ ...spec1, owner: 1 });
-  const b = cache.get({ ...spec1, owner: 2 });
+  const kept = spec1.segments.filter((s) => fs.existsSync(s.path));
+  const a = cache.get({ ...spec1, segments: kept, owner: 1 });
+  const b = cache.get({ ...spec1, segments: kept, owner: 2 });
   t.not(a, b);
   t.not(cache.owner(1), cache.owner(2));
   t.equal(cache.owner(1), cache.owner(1));
