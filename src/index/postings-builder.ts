@@ -65,18 +65,42 @@ function selfContainedRun(text: string, start: number, end: number): boolean {
   return true;
 }
 
-/** Words of short non-ASCII runs, per thread: a language's words with accents, or a CJK phrase, repeat across pages. */
-const runCache = new Map<string, readonly string[]>();
+/**
+ * Words of short non-ASCII runs, per thread: a language's words with accents, or a CJK phrase,
+ * repeat across pages. Each word of a cached run also gets a per-thread id (`ids`), so that a
+ * build finds the word's term from the id ({@link PostingsBuilder}'s `termOfWord`) instead of
+ * hashing it and probing the vocabulary once per occurrence.
+ */
+interface CachedRun {
+  readonly words: readonly string[];
+  readonly ids: Int32Array;
+}
+const runCache = new Map<string, CachedRun>();
 const RUN_CACHE_SIZE = 50_000;
 const RUN_CACHE_MAX_CHARS = 48;
+/** The id of each word of the cached runs. Cleared with {@link runCache}, which bumps {@link runEpoch}. */
+const wordIds = new Map<string, number>();
+/** Incremented each time the run cache is cleared: word ids of an older epoch mean nothing. */
+let runEpoch = 0;
 
-/** `words(run)` of one run of word characters, cached when the run is short. */
-function runWords(run: string): readonly string[] {
-  if (run.length > RUN_CACHE_MAX_CHARS) return words(run);
+/** The cached words of one run of word characters and their ids, or null when the run is too long to cache. */
+function cachedRun(run: string): CachedRun | null {
+  if (run.length > RUN_CACHE_MAX_CHARS) return null;
   let r = runCache.get(run);
   if (r === undefined) {
-    r = words(run);
-    if (runCache.size >= RUN_CACHE_SIZE) runCache.clear();
+    const ws = words(run);
+    if (runCache.size >= RUN_CACHE_SIZE) {
+      runCache.clear();
+      wordIds.clear();
+      runEpoch++;
+    }
+    const ids = new Int32Array(ws.length);
+    for (let k = 0; k < ws.length; k++) {
+      let id = wordIds.get(ws[k]!);
+      if (id === undefined) wordIds.set(ws[k]!, (id = wordIds.size));
+      ids[k] = id;
+    }
+    r = { words: ws, ids };
     runCache.set(run, r);
   }
   return r;
@@ -132,6 +156,10 @@ export class PostingsBuilder {
   private readonly collected: number[] = [];
   /** False once a collected text held a character after which its words might not be `words()`'s. */
   private collectedExact = true;
+
+  /** Per word id of the run cache (cachedRun), its term index + 1 in this build (0: not looked up yet), valid in {@link wordEpoch}. */
+  private termOfWord = new Int32Array(1024);
+  private wordEpoch = runEpoch;
 
   // Open-addressing table, two Int32s per slot: a word's hash and its term index + 1 (0 = empty),
   // so that words of long text are counted without creating a string per occurrence (addText).
@@ -265,8 +293,35 @@ export class PostingsBuilder {
       }
       if (!plain) {
         if (this.collectLeft > 0 && !selfContainedRun(text, start, i)) this.collectedExact = false;
-        for (const w of runWords(text.slice(start, i))) {
-          const ti = this.add(field, w, posBase >= 0 ? posBase + n : -1);
+        const run = text.slice(start, i);
+        const cached = cachedRun(run);
+        if (cached === null) {
+          for (const w of words(run)) {
+            const ti = this.add(field, w, posBase >= 0 ? posBase + n : -1);
+            if (this.collectLeft > 0) {
+              this.collected.push(ti);
+              this.collectLeft--;
+            }
+            n++;
+          }
+          continue;
+        }
+        if (this.wordEpoch !== runEpoch) {
+          this.termOfWord.fill(0);
+          this.wordEpoch = runEpoch;
+        }
+        if (this.termOfWord.length < wordIds.size) this.termOfWord = withCapacity(this.termOfWord, this.termOfWord.length, wordIds.size);
+        const ids = cached.ids;
+        for (let k = 0; k < ids.length; k++) {
+          const id = ids[k]!;
+          let ti = this.termOfWord[id]! - 1;
+          if (ti < 0) {
+            const w = cached.words[k]!;
+            ti = this.termIndex(w, 0, w.length, hashWord(w), false);
+            this.termOfWord[id] = ti + 1;
+          }
+          const t = this.count(field, ti);
+          if (posBase >= 0) this.position(t, posBase + n);
           if (this.collectLeft > 0) {
             this.collected.push(ti);
             this.collectLeft--;

@@ -297,6 +297,34 @@ t.test('per-field counts equal a word-by-word model: thousands of distinct words
   t.equal(missing, 0, 'every distinct word of the long document');
 });
 
+t.test('words of non-ASCII runs keep their terms when the per-thread run cache is cleared part way through a build', async (t) => {
+  // A build looks the words of a cached run up by per-thread word ids; 60,000 distinct runs
+  // overflow the cache (50,000 runs), which clears it and hands out the ids again from 0.
+  const file = path.join(dir, 'runs.seg');
+  const fresh = (i: number) => Array.from({ length: 1000 }, (_, k) => `ü${i * 1000 + k}`).join(' ');
+  const docs = [
+    makeDoc('https://x.test/first', 'Runs', 'für über größe 東京の大学 für'),
+    ...Array.from({ length: 60 }, (_, i) => makeDoc(`https://x.test/r${i}`, 'Runs', fresh(i))),
+    makeDoc('https://x.test/last', 'Runs', 'über größe 東京の大学 für ü0 ü59999'),
+  ];
+  writeSegment(file, docs.map((doc, i) => ({ seq: i + 1, at: i, firstAt: i, doc })), [], { defaultLanguage: 'en' });
+  const r = SegmentReader.open(file);
+  t.teardown(() => r.close());
+  const last = docs.length - 1;
+  for (const [word, ids, tf] of [['fur', [0, last], 2], ['uber', [0, last], 1], ['grosse', [0, last], 1], ['東京', [0, last], 1], ['大学', [0, last], 1], ['u0', [1, last], 1], ['u59999', [60, last], 1]] as const) {
+    const p = r.postings(word);
+    t.same(p ? [...p.ids] : null, ids, `${word}: documents`);
+    t.equal(p?.tfs[NFIELDS - 1], tf, `${word}: content tf of the first document`);
+  }
+  let wrong = 0;
+  for (let i = 0; i < 60; i++) for (const k of [0, 499, 999]) {
+    const w = `u${i * 1000 + k}`;
+    const ids = [...(r.postings(w)?.ids ?? [])];
+    if (ids[0] !== i + 1) wrong++;
+  }
+  t.equal(wrong, 0, 'each generated word in its own document');
+});
+
 for (const [chunkBits, firstBits, growBits, what] of [
   [13, 13, 13, '8 KiB chunks'],
   [14, 12, 14, 'a first chunk of 4 KiB doubling to 16 KiB, then 16 KiB chunks'],
