@@ -13,7 +13,10 @@ const MIXED_RE = /[a-z][0-9]|[0-9][a-z]/;
 const ALNUM_PART_RE = /[a-z]+|[0-9]+/g;
 const ASCII_COMPOUND_RE = /[a-z0-9]+(?:[_\-.'/:+][a-z0-9]+)+/g;
 const JOINERS_RE = /[_\-.'/:+]/g;
-const COMPOUND_RE = /[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
+// Starts only where a run of letters and digits starts: without the lookbehind, a run not
+// followed by a joiner is retried from each of its characters (quadratic in long CJK runs);
+// a match can only start at a run's start either way, so the matches are the same.
+const COMPOUND_RE = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[_\-.'’/:+][\p{L}\p{N}]+)+/gu;
 
 /**
  * Folded words of `text`, in order. A word is a maximal run of letters, marks and digits; runs
