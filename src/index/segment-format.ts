@@ -134,9 +134,14 @@ CREATE TABLE stems(stem TEXT NOT NULL, term TEXT NOT NULL, PRIMARY KEY(stem, ter
 CREATE TABLE vecs(id INTEGER PRIMARY KEY, v BLOB NOT NULL);
 CREATE TABLE positions(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 `;
-// Built after the bulk inserts: cheaper than maintaining them row by row.
+// Built after the bulk inserts: cheaper than maintaining them row by row. `docs_url` also
+// carries every per-row value the doc values and the liveness columns read, so loading them
+// (SegmentReader.docValues, readRowColumns: at project open, at a search thread's first search
+// of a segment, after every merge) scans this index (about 120 bytes per row) instead of the
+// docs table, whose leaf pages hold the rows' stored text (at ~100k pages: 12 MB instead of
+// 318 MB read, 0.3 s of CPU instead of 0.5-0.8 s per scan).
 const POST_SCHEMA = `
-CREATE INDEX docs_url ON docs(url);
+CREATE INDEX docs_url ON docs(url, seq, at, first_at, status, lengths, boost, grp, doc_type, language, filters, data_points);
 CREATE INDEX terms_stem ON terms(stem);
 `;
 

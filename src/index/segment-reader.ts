@@ -288,8 +288,9 @@ export class SegmentReader {
       return x;
     };
     scanWith(this.path, (db) => {
-      // Only columns stored before `title`/`headings`/`content` in the row: SQLite then never
-      // reads a page's text (overflow pages), which on a large segment is most of the file.
+      // Only columns the covering index docs_url holds (segment-format.ts): SQLite scans that
+      // index, never the docs table's pages of stored text. Files written before the index
+      // covered them are scanned by table, reading only columns stored before the text.
       const it = db
         .prepare('SELECT id, url, status, lengths, boost, grp, doc_type AS docType, language, filters, data_points AS dataPoints FROM docs')
         .raw()
@@ -607,10 +608,11 @@ export interface RowColumns {
 }
 
 /**
- * Reads every row's liveness columns (docId order) and the delete markers of a sealed segment
+ * Reads every row's liveness columns (by docId) and the delete markers of a sealed segment
  * straight into typed arrays, through a short-lived connection with a small page cache: the
- * scan touches every docs leaf page, and a long-lived connection would keep them cached
- * (better-sqlite3's default cache is 16 MB per connection). Main thread, at segment load.
+ * scan touches every page of the covering index (every docs leaf page in files written before
+ * it), and a long-lived connection would keep them cached (better-sqlite3's default cache is
+ * 16 MB per connection). Main thread, at segment load.
  */
 export function readRowColumns(path: string, docCount: number): RowColumns {
   return scanWith(path, (db) => {
@@ -623,7 +625,9 @@ export function readRowColumns(path: string, docCount: number): RowColumns {
       lengths: new Uint32Array(docCount * NFIELDS),
       deletes: db.prepare('SELECT url, seq, at FROM deletes').all() as SegmentDelete[],
     };
-    const it = db.prepare('SELECT id, url, seq, at, first_at AS firstAt, status, lengths FROM docs ORDER BY id').raw().iterate() as IterableIterator<
+    // No ORDER BY: rows are placed by id, and without it SQLite scans the covering index
+    // (segment-format.ts, docs_url) rather than the docs table.
+    const it = db.prepare('SELECT id, url, seq, at, first_at AS firstAt, status, lengths FROM docs').raw().iterate() as IterableIterator<
       [number, string, number, number, number, number, string]
     >;
     for (const [id, url, seq, at, firstAt, status, lengths] of it) {
