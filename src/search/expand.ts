@@ -9,12 +9,15 @@
  * Invariants: an alternative's term is indexed in at least one segment of the snapshot; a term
  * appears once per word, with the best weight it earned; the lists depend only on the
  * vocabularies (not on deletes), the settings and the word's own flags, so they are cached
- * per snapshot and settings object. Vocabulary tries, typo matches and stem lists are cached
- * per segment reader (segments are immutable).
+ * per snapshot and settings object. The caps on prefix, substring and typo candidates are per
+ * snapshot (the first N of the merged vocabulary in a fixed order) and lists are merged in one
+ * order, so the alternatives do not depend on how the snapshot is split into segments.
+ * Vocabulary tries, typo matches and stem lists are cached per segment reader (segments are
+ * immutable).
  */
 import type { IndexSnapshot, LiveSegment } from '../index/index.js';
 import {
-  inCodeUnitOrder, isSegmentedScript, sortedWithPrefix, stemEn, stemSnowball, stopWordsOf, typoBudget, Vocabulary,
+  fuzzyOrder, inCodeUnitOrder, isSegmentedScript, sortedWithPrefix, stemEn, stemSnowball, stopWordsOf, typoBudget, Vocabulary,
   words as analyse, type FuzzyMatch,
 } from '../text/index.js';
 import type { SearchSettings } from '../core/index.js';
@@ -35,10 +38,19 @@ export interface Alternative {
 export type Tolerance = 'default' | 'strict' | 'off';
 
 const KIND_WEIGHT: Record<Kind, number> = { exact: 1, stem: 0.9, synonym: 0.9, prefix: 0.8, typo: 0.6 };
+// The caps below are per snapshot: each is the first N of the snapshot's whole vocabulary in a
+// fixed total order (see snapshotFirst), so the alternatives, and with them hits, totals and
+// order, do not depend on how the index is split into segments.
+/** Prefix completions of a word, in code-unit order. */
 const MAX_PREFIX_EXPANSIONS = 60;
 /** A word of a script segmented by dictionary found inside a longer indexed word. */
 const SUBSTRING_WEIGHT = 0.7;
+/** Words holding a segmented-script word inside, shortest first, then in code-unit order. */
 const MAX_SUBSTRING_EXPANSIONS = 60;
+/** Typo matches of a whole word, in the order of {@link fuzzyOrder}. */
+const MAX_TYPO_MATCHES = 200;
+/** Typo matches of a prefix (words starting within one edit of it), in the order of {@link fuzzyOrder}. */
+const MAX_PREFIX_TYPO_MATCHES = 60;
 /** Queries with at least this many significant words use OR semantics with coordination. */
 export const LONG_QUERY_WORDS = 4;
 
@@ -139,6 +151,65 @@ function fuzzyIn(seg: LiveSegment, word: string, budget: number, prefix: boolean
   return r;
 }
 
+/**
+ * The first `limit` items of the snapshot in `order`, from `lists`, each one segment's first
+ * `limit` items in that order (an item's term keys it; the same term gives the same item in
+ * every segment): an item among the first `limit` of the union is among the first `limit` of
+ * its own segment, since its segment's items before it are items of the union before it. A
+ * single segment's list is returned as it is.
+ */
+function snapshotFirst<T>(lists: ReadonlyArray<readonly T[]>, termOf: (x: T) => string, order: (a: string, b: string) => number, limit: number): readonly T[] {
+  if (lists.length === 1) return lists[0]!;
+  const byTerm = new Map<string, T>();
+  for (const l of lists) for (const x of l) if (!byTerm.has(termOf(x))) byTerm.set(termOf(x), x);
+  return [...byTerm.values()].sort((a, b) => order(termOf(a), termOf(b))).slice(0, limit);
+}
+
+const itself = (t: string) => t;
+const byTerm = (m: FuzzyMatch) => m.term;
+/** Code-unit order, the order of `<` on strings. */
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const shortestFirst = (a: string, b: string) => a.length - b.length || byCodeUnits(a, b);
+
+/** The first `limit` words of the snapshot starting with `prefix`, in code-unit order. */
+function prefixTerms(segs: readonly LiveSegment[], prefix: string, limit: number): readonly string[] {
+  return snapshotFirst(segs.map((s) => termsWithPrefix(s, prefix, limit)), itself, byCodeUnits, limit);
+}
+
+/** {@link termsContaining} over the snapshot: shortest first, then in code-unit order, at most `limit`. */
+function substringTerms(segs: readonly LiveSegment[], part: string, limit: number): readonly string[] {
+  return snapshotFirst(segs.map((s) => termsContaining(s, part, limit)), itself, shortestFirst, limit);
+}
+
+/** Typo matches of `word` over the snapshot: the first `limit` in {@link fuzzyOrder}. */
+function fuzzyMatches(segs: readonly LiveSegment[], word: string, budget: number, prefix: boolean, limit: number): readonly FuzzyMatch[] {
+  return snapshotFirst(segs.map((s) => fuzzyIn(s, word, budget, prefix, limit)), byTerm, fuzzyOrder(word), limit);
+}
+
+/**
+ * Words of the snapshot from `lists` (one per segment, each in code-point order as SQLite lists
+ * them), in code-point order: the order one segment holding them all would list them in.
+ */
+function unionInCodePointOrder(lists: ReadonlyArray<readonly string[]>): readonly string[] {
+  if (lists.length === 1) return lists[0]!;
+  return [...new Set(lists.flat())].sort(byCodePoints);
+}
+
+/** Code-point order (UTF-16 code units with surrogates moved above U+E000–U+FFFF). */
+function byCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointKey(x) - codePointKey(y);
+  }
+  return a.length - b.length;
+}
+
+function codePointKey(u: number): number {
+  return u >= 0xd800 ? (u >= 0xe000 ? u - 0x800 : u + 0x2000) : u;
+}
+
 function vocabularyOf(seg: LiveSegment): Vocabulary {
   let v = vocabCache.get(seg.reader);
   if (!v) vocabCache.set(seg.reader, (v = new Vocabulary(seg.reader.terms())));
@@ -232,11 +303,12 @@ function expand(
   const sameStem = (word: string, kind: Kind, weight: number) => {
     const keep = (t: string) => (t !== word || kind === 'synonym') && !(stops && kind === 'stem' && stops.has(t));
     const st = english ? stemEn(word) : word;
-    for (const s of segs) for (const t of termsWithStem(s, st)) if (keep(t)) add(t, kind, 0, weight);
+    // In one order whatever the segmentation: the list's order breaks ties downstream.
+    for (const t of unionInCodePointOrder(segs.map((s) => termsWithStem(s, st)))) if (keep(t)) add(t, kind, 0, weight);
     for (const l of languages) {
       if (l === 'en') continue;
       const ls = stemSnowball(word, l);
-      for (const s of segs) for (const t of termsWithLanguageStem(s, l, ls)) if (keep(t)) add(t, kind, 0, weight);
+      for (const t of unionInCodePointOrder(segs.map((s) => termsWithLanguageStem(s, l, ls)))) if (keep(t)) add(t, kind, 0, weight);
     }
   };
   sameStem(w, 'stem', KIND_WEIGHT.stem);
@@ -248,43 +320,37 @@ function expand(
     // Scripts without spaces: no typo edits inside a word; any part of a word finds it, since a
     // visitor's query may start or stop inside a dictionary word.
     if (allowPrefix) {
-      for (const s of segs) {
-        for (const t of termsWithPrefix(s, w, MAX_PREFIX_EXPANSIONS)) {
-          if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
-        }
-        for (const t of termsContaining(s, w, MAX_SUBSTRING_EXPANSIONS)) add(t, 'prefix', 0, SUBSTRING_WEIGHT * Math.max(0.5, w.length / t.length) ** 0.5);
+      for (const t of prefixTerms(segs, w, MAX_PREFIX_EXPANSIONS)) {
+        if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
       }
+      for (const t of substringTerms(segs, w, MAX_SUBSTRING_EXPANSIONS)) add(t, 'prefix', 0, SUBSTRING_WEIGHT * Math.max(0.5, w.length / t.length) ** 0.5);
     }
     if (q.compound) for (const s of segs) if (s.reader.hasTerm(q.compound)) { add(q.compound, 'exact', 0); break; }
     return alts;
   }
   if (q.prefix && allowPrefix) {
-    for (const s of segs) {
-      for (const t of termsWithPrefix(s, w, MAX_PREFIX_EXPANSIONS)) {
-        // Closer completions are likelier what the visitor is typing.
-        if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
-      }
+    for (const t of prefixTerms(segs, w, MAX_PREFIX_EXPANSIONS)) {
+      // Closer completions are likelier what the visitor is typing.
+      if (t !== w) add(t, 'prefix', 0, KIND_WEIGHT.prefix * Math.max(0.5, w.length / t.length) ** 0.5);
     }
   }
   // Identifiers typed with a joiner also match their joined form, with its own typo budget.
   if (q.compound) {
     const c = q.compound;
     for (const s of segs) if (s.reader.hasTerm(c)) { add(c, 'exact', 0); break; }
-    if (q.prefix && allowPrefix) for (const s of segs) for (const t of termsWithPrefix(s, c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
+    if (q.prefix && allowPrefix) for (const t of prefixTerms(segs, c, MAX_PREFIX_EXPANSIONS)) if (t !== c) add(t, 'prefix', 0, KIND_WEIGHT.prefix);
     const cb = typoBudget([...c].length, tolerance);
-    if (cb > 0) for (const s of segs) for (const m of fuzzyIn(s, c, cb, false)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
+    if (cb > 0) for (const m of fuzzyMatches(segs, c, cb, false, MAX_TYPO_MATCHES)) if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
   }
   // In long OR queries, typo variants of words the index knows only add noise.
   const budget = typosOnlyWhenUnknown && alts.size > 0 ? 0 : typoBudget([...w].length, tolerance);
   if (budget > 0) {
-    for (const s of segs) {
-      for (const m of fuzzyIn(s, w, budget, false)) {
-        if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
-      }
-      if (q.prefix && allowPrefix && w.length >= 4) {
-        for (const m of fuzzyIn(s, w, 1, true, 60)) {
-          if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo * KIND_WEIGHT.prefix);
-        }
+    for (const m of fuzzyMatches(segs, w, budget, false, MAX_TYPO_MATCHES)) {
+      if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo / m.distance);
+    }
+    if (q.prefix && allowPrefix && w.length >= 4) {
+      for (const m of fuzzyMatches(segs, w, 1, true, MAX_PREFIX_TYPO_MATCHES)) {
+        if (m.distance > 0) add(m.term, 'typo', m.distance, KIND_WEIGHT.typo * KIND_WEIGHT.prefix);
       }
     }
   }

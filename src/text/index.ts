@@ -17,7 +17,7 @@ export { words, analyzeText, alnumParts, compounds, urlCompounds, urlWords } fro
 export { stem, stemEn, stemSnowball, hasStemmer, STEMMED_LANGUAGES } from './stem.js';
 export { ENGLISH_STOP_WORDS, isEnglishStopWord, stopWordsOf } from './stop-words.js';
 export { isSegmentedScript, segmentWord, segmentedRuns, wordSpans, wordStartIn, wordEndIn } from './segment.js';
-export { Vocabulary, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefix, type FuzzyMatch } from './typo.js';
+export { Vocabulary, fuzzyOrder, typoBudget, trieNodeBound, inCodeUnitOrder, sortedWithPrefix, type FuzzyMatch } from './typo.js';
 export { ISO_639_1 } from './languages.js';
 export { lowerBound, indexOfSorted } from './sorted.js';
 export { compileOwned, compilePattern, firstMatch, matchesPattern, patternError, type CompiledPattern } from './patterns.js';

@@ -71,8 +71,17 @@ export class Vocabulary {
       if (k === -1) {
         k = this.size++;
         this.char[k] = c;
-        this.nextSibling[k] = this.firstChild[n]!;
-        this.firstChild[n] = k;
+        // Siblings in descending code-point order whatever the order of `terms` (the order of
+        // fuzzy's walk, see fuzzyOrder): at the head for a vocabulary in code-point order.
+        let before = -1;
+        let at = this.firstChild[n]!;
+        while (at !== -1 && this.char[at]! > c) {
+          before = at;
+          at = this.nextSibling[at]!;
+        }
+        this.nextSibling[k] = at;
+        if (before === -1) this.firstChild[n] = k;
+        else this.nextSibling[before] = k;
       }
       n = k;
     }
@@ -85,6 +94,13 @@ export class Vocabulary {
    * (search as you type with a typo); their distance is that of the best prefix.
    * The first character must match (or be the transposed second one): typos in the first
    * letter are rare and allowing them floods results.
+   *
+   * Matches come in the order of {@link fuzzyOrder} (words starting with the word's first
+   * character, then those starting with its second; within each, depth first with larger code
+   * points first, a word before the longer words it starts), and `limit` keeps the first
+   * `limit` of them: a function of the word and the set of vocabulary words alone, so the first
+   * `limit` of several vocabularies merged are the first `limit` of their per-vocabulary lists
+   * merged in that order.
    */
   fuzzy(word: string, maxDist: number, prefix = false, limit = 200): FuzzyMatch[] {
     const w = [...word].map((ch) => ch.codePointAt(0)!);
@@ -172,6 +188,32 @@ export class Vocabulary {
       path.pop();
     }
   }
+}
+
+/**
+ * The order in which {@link Vocabulary.fuzzy} lists the matches of `word` (a total order on
+ * words): words starting with `word`'s first character before the others (the transposed
+ * second character); then depth first through the trie with larger code points first, a word
+ * before the longer words it starts. Sorting the union of several vocabularies' matches with it
+ * and keeping the first `limit` gives what one vocabulary holding all their words would.
+ *
+ * @example ['tablx', 'tabla', 'tabl'].sort(fuzzyOrder('tabel')) // ['tabl', 'tablx', 'tabla']
+ */
+export function fuzzyOrder(word: string): (a: string, b: string) => number {
+  const first = word.codePointAt(0);
+  return (a, b) => {
+    const ga = a.codePointAt(0) === first ? 0 : 1;
+    const gb = b.codePointAt(0) === first ? 0 : 1;
+    if (ga !== gb) return ga - gb;
+    let i = 0;
+    while (i < a.length && i < b.length) {
+      const ca = a.codePointAt(i)!;
+      const cb = b.codePointAt(i)!;
+      if (ca !== cb) return cb - ca;
+      i += ca > 0xffff ? 2 : 1;
+    }
+    return a.length - b.length;
+  };
 }
 
 /** Records the word ending at `node` (spelled by `path`) at distance `d`, keeping its first place and best distance. */
