@@ -75,34 +75,71 @@ interface CachedRun {
   readonly words: readonly string[];
   readonly ids: Int32Array;
 }
-const runCache = new Map<string, CachedRun>();
 const RUN_CACHE_SIZE = 50_000;
 const RUN_CACHE_MAX_CHARS = 48;
-/** The id of each word of the cached runs. Cleared with {@link runCache}, which bumps {@link runEpoch}. */
+/**
+ * The run cache: open addressing over the runs' characters, so that a run is looked up straight
+ * from the text being counted (no string made for it, nor hashed by a Map). Per slot, two Int32s:
+ * the run's hash and its index in {@link runEntries} + 1 (0: empty). 2^17 slots for at most
+ * {@link RUN_CACHE_SIZE} runs.
+ */
+const RUN_SLOT_BITS = 17;
+const runSlots = new Int32Array(2 << RUN_SLOT_BITS);
+const runEntries: CachedRun[] = [];
+/** Per entry, the offset and length of its characters in {@link runChars}. */
+const runOff = new Int32Array(RUN_CACHE_SIZE);
+const runLen = new Int32Array(RUN_CACHE_SIZE);
+let runChars = new Uint16Array(1 << 16);
+let runCharsUsed = 0;
+/** The id of each word of the cached runs. Cleared with the run cache, which bumps {@link runEpoch}. */
 const wordIds = new Map<string, number>();
 /** Incremented each time the run cache is cleared: word ids of an older epoch mean nothing. */
 let runEpoch = 0;
 
-/** The cached words of one run of word characters and their ids, or null when the run is too long to cache. */
-function cachedRun(run: string): CachedRun | null {
-  if (run.length > RUN_CACHE_MAX_CHARS) return null;
-  let r = runCache.get(run);
-  if (r === undefined) {
-    const ws = words(run);
-    if (runCache.size >= RUN_CACHE_SIZE) {
-      runCache.clear();
-      wordIds.clear();
-      runEpoch++;
-    }
-    const ids = new Int32Array(ws.length);
-    for (let k = 0; k < ws.length; k++) {
-      let id = wordIds.get(ws[k]!);
-      if (id === undefined) wordIds.set(ws[k]!, (id = wordIds.size));
-      ids[k] = id;
-    }
-    r = { words: ws, ids };
-    runCache.set(run, r);
+/**
+ * The cached words of the run `text[start, end)` (word characters) and their ids, `words()` of
+ * it counted once per thread; null when the run is too long to cache.
+ */
+function cachedRun(text: string, start: number, end: number): CachedRun | null {
+  const len = end - start;
+  if (len > RUN_CACHE_MAX_CHARS) return null;
+  let h = 0;
+  for (let j = start; j < end; j++) h = (Math.imul(h, 31) + text.charCodeAt(j)) | 0;
+  const mask = (1 << RUN_SLOT_BITS) - 1;
+  let k = Math.imul(h, 0x9e3779b1) >>> (32 - RUN_SLOT_BITS);
+  for (; ; k = (k + 1) & mask) {
+    const v = runSlots[2 * k + 1]!;
+    if (v === 0) break;
+    if (runSlots[2 * k] !== h || runLen[v - 1] !== len) continue;
+    const off = runOff[v - 1]!;
+    let j = 0;
+    while (j < len && runChars[off + j] === text.charCodeAt(start + j)) j++;
+    if (j === len) return runEntries[v - 1]!;
   }
+  if (runEntries.length >= RUN_CACHE_SIZE) {
+    runSlots.fill(0);
+    runEntries.length = 0;
+    runCharsUsed = 0;
+    wordIds.clear();
+    runEpoch++;
+    k = Math.imul(h, 0x9e3779b1) >>> (32 - RUN_SLOT_BITS);
+  }
+  const ws = words(text.slice(start, end));
+  const ids = new Int32Array(ws.length);
+  for (let w = 0; w < ws.length; w++) {
+    let id = wordIds.get(ws[w]!);
+    if (id === undefined) wordIds.set(ws[w]!, (id = wordIds.size));
+    ids[w] = id;
+  }
+  const r: CachedRun = { words: ws, ids };
+  const e = runEntries.push(r) - 1;
+  runChars = withCapacity(runChars, runCharsUsed, runCharsUsed + len);
+  for (let j = 0; j < len; j++) runChars[runCharsUsed + j] = text.charCodeAt(start + j);
+  runOff[e] = runCharsUsed;
+  runLen[e] = len;
+  runCharsUsed += len;
+  runSlots[2 * k] = h;
+  runSlots[2 * k + 1] = e + 1;
   return r;
 }
 
@@ -293,10 +330,9 @@ export class PostingsBuilder {
       }
       if (!plain) {
         if (this.collectLeft > 0 && !selfContainedRun(text, start, i)) this.collectedExact = false;
-        const run = text.slice(start, i);
-        const cached = cachedRun(run);
+        const cached = cachedRun(text, start, i);
         if (cached === null) {
-          for (const w of words(run)) {
+          for (const w of words(text.slice(start, i))) {
             const ti = this.add(field, w, posBase >= 0 ? posBase + n : -1);
             if (this.collectLeft > 0) {
               this.collected.push(ti);
