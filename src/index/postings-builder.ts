@@ -216,7 +216,9 @@ export class PostingsBuilder {
   private create(term: string, h: number): number {
     const i = this.terms.length;
     this.terms.push(term);
-    this.rec = withCapacity(this.rec, i * REC, (i + 1) * REC);
+    // Capacity checks before the calls: withCapacity takes three array types, and a call per
+    // term (or per term and document, in end) that V8 does not inline costs more than the check.
+    if ((i + 1) * REC > this.rec.length) this.rec = withCapacity(this.rec, i * REC, (i + 1) * REC);
     const r = i * REC;
     this.rec[r + R_SEEN] = -1;
     this.rec[r + R_HASH] = h;
@@ -225,7 +227,7 @@ export class PostingsBuilder {
     this.charsUsed += term.length;
     this.pool.addList();
     this.posPool.addList();
-    this.hasPos = withCapacity(this.hasPos, i, i + 1);
+    if (i + 1 > this.hasPos.length) this.hasPos = withCapacity(this.hasPos, i, i + 1);
     if (this.terms.length * 2 > 1 << this.slotBits) this.rehash();
     else this.place(i, h);
     return i;
@@ -233,7 +235,7 @@ export class PostingsBuilder {
 
   /** Makes room for `n` more characters in the arena. */
   private reserveChars(n: number): void {
-    this.chars = withCapacity(this.chars, this.charsUsed, this.charsUsed + n);
+    if (this.charsUsed + n > this.chars.length) this.chars = withCapacity(this.chars, this.charsUsed, this.charsUsed + n);
   }
 
   private place(i: number, h: number): void {
@@ -442,7 +444,7 @@ export class PostingsBuilder {
       this.pool.append(i, e, n);
       const from = start[t]!;
       const to = start[t + 1]!;
-      this.posBytes = withCapacity(this.posBytes, 0, (to - from + 1) * MAX_VARINT_BYTES);
+      if ((to - from + 1) * MAX_VARINT_BYTES > this.posBytes.length) this.posBytes = withCapacity(this.posBytes, 0, (to - from + 1) * MAX_VARINT_BYTES);
       this.posPool.append(i, this.posBytes, encodePositions(this.posBytes, 0, this.posSorted, from, to));
       if (to > from) this.hasPos[i] = 1;
       rec[r + R_DF]!++;
@@ -606,7 +608,7 @@ export class PostingsPool {
   /** Adds an empty list (index = the number of lists before). */
   addList(): void {
     const i = this.lists++;
-    this.st = withCapacity(this.st, i * LIST, (i + 1) * LIST);
+    if ((i + 1) * LIST > this.st.length) this.st = withCapacity(this.st, i * LIST, (i + 1) * LIST);
     this.st[i * LIST + L_HEAD] = -1;
   }
 
