@@ -16,7 +16,7 @@ import { QueryLogOutbox, QueryLogService } from './analytics/index.js';
 import { IndexRegistry, setThreadCacheShare } from './index/index.js';
 import { type Config, componentLogger, createLogger, type Logger, createPool, runTask, planMemory } from './core/index.js';
 import { createApp, createMetrics, startMetricsServer, type AppOptions, answerClientErrors } from './http/index.js';
-import { createSearchExecutor, QueryEmbedder, SearchService, SuggestCache, SuggestService } from './search/index.js';
+import { createSearchExecutor, QueryEmbedder, SearchService, SuggestCache, SuggestService, warmerFor } from './search/index.js';
 import { embedderSpec, ProjectRegistry } from './projects/index.js';
 import { loadWordVectors, sharedWordVectors } from './text/index.js';
 import type { Services } from './services.js';
@@ -271,6 +271,7 @@ export async function startServer(config: Readonly<Config>, opts: StartOptions =
       cleanups.push(() => node.close());
     }
     const sources = { projects, indexes, executor, embedderOf, queryEmbedder };
+    cleanups.push(() => warmerFor(sources).stop());
     const search = node?.search ?? new SearchService(sources, Math.floor(memory.main.searchAnswersMb * 1024 * 1024));
     const suggest =
       node?.suggest ??

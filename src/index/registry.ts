@@ -92,6 +92,11 @@ export class IndexRegistry {
     return this.getStore(siteId);
   }
 
+  /** The project's store when it is open now, without opening it or marking it used (null otherwise). */
+  peek(siteId: string): ProjectIndex | null {
+    return this.open.get(siteId)?.ready ?? null;
+  }
+
   /** Same as {@link get}, typed as the concrete store (jobs, admin). */
   getStore(siteId: string): Promise<SegmentStore> {
     let e = this.open.get(siteId);

@@ -27,6 +27,14 @@ export type SearchOutcome = RemoteSearchResult;
 export interface SearchExecutor {
   /** `owner` is the project's index object (keys per-project caches). */
   run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome>;
+  /**
+   * Has an idle search thread load what the first search of `snap` reads (doc values, typo
+   * lookups, vectors of embedder `fp`: src/search/remote.ts `warmSnapshot`). Resolves false at
+   * once when no thread is idle (a warm never queues before a search) and on the main thread
+   * (it would block requests); true once warmed. The caller keeps the snapshot pinned until it
+   * settles.
+   */
+  warm(owner: object, snap: IndexSnapshot, settings: Settings, fp: string | null): Promise<boolean>;
   /** Threads in use (0: the main thread). */
   readonly threads: number;
   /** What each search thread's caches and heap hold now (none without threads: see the main thread's). */
@@ -40,6 +48,10 @@ export class LocalSearchExecutor implements SearchExecutor {
 
   async run(owner: object, snap: IndexSnapshot, settings: Settings, params: SearchParams): Promise<SearchOutcome> {
     return searchAnswer(snap, settings, params, owner);
+  }
+
+  async warm(): Promise<boolean> {
+    return false;
   }
 
   async memory(): Promise<ThreadCacheUsage[]> {
@@ -129,6 +141,16 @@ export class ThreadSearchExecutor implements SearchExecutor {
       const t = this.idle.pop();
       if (t) this.send(t, p);
       else this.queue.push(p);
+    });
+  }
+
+  warm(owner: object, snap: IndexSnapshot, settings: Settings, fp: string | null): Promise<boolean> {
+    if (this.closing || this.broken || this.queue.length > 0) return Promise.resolve(false);
+    const t = this.idle.pop();
+    if (!t) return Promise.resolve(false);
+    return new Promise<boolean>((resolve, reject) => {
+      const req: SearchRequest = { id: this.nextId++, settingsId: objectId(settings), owner: objectId(owner), generation: snap.generation, params: WARM_PARAMS, warm: { fp } };
+      this.send(t, { req, settings, snap, resolve: () => resolve(true), reject, full: false });
     });
   }
 
@@ -260,6 +282,12 @@ export class ThreadSearchExecutor implements SearchExecutor {
     this.next(fresh);
   }
 }
+
+/** Parameters a warm request carries (not read: a warm runs no search). */
+const WARM_PARAMS: SearchParams = {
+  query: '', filters: [], filterOptions: false, sort: null, sortOrder: 'ASC', offset: 0, limit: 0, includeContent: false,
+  highlightQueryTerms: false, includeContentGroups: null, excludeContentGroups: null, groupResults: false, limitPerGroup: false,
+};
 
 /** A searching thread's caches when no memory plan sizes them (tests, tools). */
 const DEFAULT_THREAD_SHARE: SearchThreadShare = { engineMb: DEFAULT_SEARCH_MEMORY_MB, pageCacheMb: 16, shareMb: DEFAULT_SEARCH_MEMORY_MB + 16 };

@@ -210,6 +210,15 @@ function codePointKey(u: number): number {
   return u >= 0xd800 ? (u >= 0xe000 ? u - 0x800 : u + 0x2000) : u;
 }
 
+/**
+ * Builds the segment's typo and prefix lookups (its vocabulary read once into a trie) ahead of
+ * the first query that needs them: a search thread warming a new generation
+ * (src/search/remote.ts).
+ */
+export function warmVocabulary(seg: LiveSegment): void {
+  vocabularyOf(seg);
+}
+
 function vocabularyOf(seg: LiveSegment): Vocabulary {
   let v = vocabCache.get(seg.reader);
   if (!v) vocabCache.set(seg.reader, (v = new Vocabulary(seg.reader.terms())));

@@ -14,6 +14,7 @@ export type { SearchExecutor } from './executor.js';
 export { IDLE_SNAPSHOT_MS, SearchThreadState } from './remote.js';
 export type { SearchRequest } from './remote.js';
 export { runQuery } from './engine.js';
+export { warmerFor } from './warm.js';
 export { QueryEmbedder, queryText, QUERY_VECTOR_CACHE } from './semantic.js';
 export type { SemanticMeta } from './semantic.js';
 export type { SemanticQuery } from './hybrid.js';

@@ -16,6 +16,7 @@ import { SearchCache } from './cache.js';
 import { similarSemantic } from './similar.js';
 import type { SearchExecutor, SearchOutcome } from './executor.js';
 import type { SearchParams } from './results.js';
+import { warmerFor } from './warm.js';
 
 export { search, sortingOptions, type SearchParams, type SearchResponse, type SearchResult } from './results.js';
 export type { SearchOutcome } from './executor.js';
@@ -24,8 +25,12 @@ export type { SearchOutcome } from './executor.js';
 export interface SearchSources {
   /** The project's current settings: one frozen object per version (src/projects). */
   projects: { getSettings(siteId: string): Settings };
-  /** The project's open index (src/index/registry.ts). */
-  indexes: { get(siteId: string): Promise<ProjectIndex> };
+  /**
+   * The project's open index (src/index/registry.ts); `peek`: the index when it is open now,
+   * without opening it or marking it used (new generations are warmed only where given:
+   * src/search/warm.ts).
+   */
+  indexes: { get(siteId: string): Promise<ProjectIndex>; peek?(siteId: string): ProjectIndex | null };
   /** Runs a search over a pinned snapshot (src/search/executor.ts). */
   executor: SearchExecutor;
   /** The project's embedder (null or absent: lexical search only). */
@@ -103,7 +108,10 @@ export class SearchService {
   run(siteId: string, params: SearchParams): Promise<SearchOutcome> {
     const withSemantic = this.semantic(siteId, params);
     const go = (p: SearchParams) =>
-      pinned(this.sources, siteId, (index, snap, settings) => this.cache.get(index, snap, settings, p, () => this.sources.executor.run(index, snap, settings, p)));
+      pinned(this.sources, siteId, (index, snap, settings) => {
+        warmerFor(this.sources).searched(siteId, index, snap.generation);
+        return this.cache.get(index, snap, settings, p, () => this.sources.executor.run(index, snap, settings, p));
+      });
     return withSemantic instanceof Promise ? withSemantic.then(go) : go(withSemantic);
   }
 

@@ -36,6 +36,7 @@ import { groupRecord } from './group.js';
 import { AnswerStore } from './cache.js';
 import { objectId } from './object-id.js';
 import { escapeHtml } from './snippet.js';
+import { warmerFor } from './warm.js';
 
 /** Suggest's own parameters of the page of results (validated by the route). */
 export interface SuggestParams {
@@ -412,6 +413,7 @@ export class SuggestService {
    */
   run(siteId: string, req: SuggestRequest): Promise<string> {
     return pinned(this.sources, siteId, async (index, snap, settings) => {
+      warmerFor(this.sources).searched(siteId, index, snap.generation);
       const answer = await this.cache.getAsync(snap, settings, req, index, async (sp) => this.sources.executor.run(index, snap, settings, await withSemantic(this.sources, siteId, sp)));
       const qs = req.maxQuerySuggestions > 0 ? this.sources.querySuggestions(siteId, req.query, { max: req.maxQuerySuggestions, minSearches: settings.suggest.minSearches }) : [];
       return suggestBody(req.query, answer, qs, req.highlightQueryTerms);

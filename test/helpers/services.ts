@@ -44,6 +44,7 @@ export function countingSources(snap: IndexSnapshot, settings: Settings): Counti
   const executor: SearchExecutor = {
     threads: 0,
     memory: async () => [],
+    warm: async () => false,
     close: async () => {},
     run: async (owner, s, st, params) => {
       src.runs++;
