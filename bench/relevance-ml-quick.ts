@@ -67,8 +67,8 @@ try {
     const docs: PageDoc[] = toPageDocs(set.docs, ML_BASE).map((p) =>
       validatePage({ ...p, language: lang }, { settings, ignoreUndefinedFilters: true, defaultSource: 'api' }),
     );
-    // One segment, as the server holds these sets once it has merged them: prefix and substring
-    // expansions are capped per segment, so BATCH=100 (a segment per request) ranks a little differently.
+    // One segment, as the server holds these sets once it has merged them; BATCH=100 (a segment
+    // per request) ranks identically, since expansion caps are per snapshot.
     const files: string[] = [];
     let seq = 0;
     for (let i = 0; i < docs.length; i += BATCH) {

@@ -45,8 +45,13 @@ const KIND_WEIGHT: Record<Kind, number> = { exact: 1, stem: 0.9, synonym: 0.9, p
 const MAX_PREFIX_EXPANSIONS = 60;
 /** A word of a script segmented by dictionary found inside a longer indexed word. */
 const SUBSTRING_WEIGHT = 0.7;
-/** Words holding a segmented-script word inside, shortest first, then in code-unit order. */
-const MAX_SUBSTRING_EXPANSIONS = 60;
+/**
+ * Words holding a segmented-script word inside, shortest first, then in code-unit order. 120
+ * rather than 60: on the Japanese known-item set substring MRR@10 0.9737 instead of 0.9678 and
+ * content 0.9867 instead of 0.9800 (240 gains nothing more); the words of other scripts have
+ * no substring alternatives, so nothing else changes.
+ */
+const MAX_SUBSTRING_EXPANSIONS = 120;
 /** Typo matches of a whole word, in the order of {@link fuzzyOrder}. */
 const MAX_TYPO_MATCHES = 200;
 /** Typo matches of a prefix (words starting within one edit of it), in the order of {@link fuzzyOrder}. */

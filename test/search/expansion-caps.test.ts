@@ -7,7 +7,7 @@ import type { PageDoc, SearchSettings } from '../../src/core/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
 import { makeDoc } from '../helpers/docs.js';
 
-// The expansion caps (60 prefix completions, 60 words holding a CJK piece, 60 prefix-typo
+// The expansion caps (60 prefix completions, 120 words holding a CJK piece, 60 prefix-typo
 // matches) are per snapshot: a word with more candidates than the cap must get the same
 // alternatives, hence the same hits, scores, order and totals, however the index is split.
 
@@ -20,7 +20,7 @@ const req = (query: string): SearchRequest => ({
 });
 
 // 200 completions of `plor` (plora … ploroo) and of `データ` (データア …), 200 katakana words
-// holding `データ` inside (アデータ …, アイデータ …): more than three times each cap.
+// holding `データ` inside (アデータ …, アイデータ …): more than each cap.
 const N = 200;
 const LATIN = 'abcdefghijklmno';
 const KANA = 'アイウエオカキクケコサシスセソ';
