@@ -17,6 +17,7 @@ import type { StoreContext } from './context.js';
 import type { Generations, SegState } from './generations.js';
 import { fsyncDirAsync } from './files.js';
 import type { SegmentInfo } from './segment-format.js';
+import type { RowColumns } from './segment-reader.js';
 import type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
 
 /** A pool task as a stage hands it over; the file path, language and pause point are added here. */
@@ -56,14 +57,14 @@ export class SegmentBuilds {
         defaultLanguage: ctx.defaultLanguage(),
         embedder: ctx.embedder(),
         ...(ctx.pauseIn ? { pauseIn: ctx.pauseIn } : {}),
-      })) as SegmentInfo;
+      })) as SegmentInfo & { rows?: RowColumns };
       if (ctx.closed) throw ctx.closedError('a segment build');
       await fs.promises.rename(tmp, path.join(ctx.segDir, file));
       await fsyncDirAsync(ctx.segDir);
       if (ctx.closed) throw ctx.closedError('a segment build');
       const { docCount, searchableCount, deleteCount, minSeq, maxSeq, bytes } = info;
       if (task.task === 'merge-segments' && task.requireVectors && !info.embedder) throw new Error('the merged segment holds no vectors');
-      return this.generations.load({ id, file, docCount, searchableCount, deleteCount, minSeq, maxSeq, bytes });
+      return this.generations.load({ id, file, docCount, searchableCount, deleteCount, minSeq, maxSeq, bytes }, info.rows);
     } catch (err) {
       fs.rmSync(tmp, { force: true });
       fs.rmSync(path.join(ctx.segDir, file), { force: true });

@@ -131,14 +131,18 @@ export class Generations {
     return states;
   }
 
-  /** Opens a segment file of `segments/` (published, or sealed by a build and about to be). */
-  load(meta: ManifestSegment): SegState {
+  /**
+   * Opens a segment file of `segments/` (published, or sealed by a build and about to be).
+   * `rows`: its liveness columns as the pool thread that sealed it read them (tasks.ts
+   * `SealedSegment`); read from the file when absent or not of the file's row count.
+   */
+  load(meta: ManifestSegment, rows?: RowColumns): SegState {
     const p = path.join(this.ctx.segDir, meta.file);
     if (!fs.existsSync(p)) throw new AppError('internal', `Segment ${meta.file} of index ${this.ctx.siteId} is listed in the manifest but missing.`);
     const reader = SegmentReader.open(p);
     let cols: RowColumns;
     try {
-      cols = readRowColumns(p, reader.info.docCount);
+      cols = rows && rows.urls.length === reader.info.docCount ? rows : readRowColumns(p, reader.info.docCount);
     } catch (err) {
       reader.close();
       throw err;

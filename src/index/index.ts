@@ -23,6 +23,7 @@ export type { RowVectorBlock } from './vector-memory.js';
 export { decideFromScratch } from './generations.js';
 export type { SegState } from './generations.js';
 export { runBuildSegment, runMergeSegments } from './tasks.js';
+export type { SealedSegment } from './tasks.js';
 export type { BuildSegmentTask, MergeSegmentsTask } from './tasks.js';
 export { MANIFEST_FORMAT, writeManifest } from './manifest.js';
 export type { Manifest, ManifestSegment } from './manifest.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { doc, tempDir } from './helpers.js';
 import { WriteLog, encodeBatch } from '../../src/index/write-log.js';
 import { loggedEntries, runBuildSegment } from '../../src/index/tasks.js';
-import { SegmentReader } from '../../src/index/segment-reader.js';
+import { SegmentReader, readRowColumns } from '../../src/index/segment-reader.js';
 
 /** A write log with three files: seqs 1-3, 4-5 (rotated), 6 (current). */
 async function threeFiles(dir: string): Promise<WriteLog> {
@@ -89,6 +89,12 @@ t.test('runBuildSegment builds a segment from the log without documents in its p
     defaultLanguage: 'en',
   });
   t.match(info, { docCount: 2, searchableCount: 2, deleteCount: 1, minSeq: 3, maxSeq: 5 });
+  // The rows' liveness columns come back with the info, read from the sealed file in the pool
+  // thread, so the main thread's commit does not scan the file.
+  t.same(info.rows, readRowColumns(seg, 2), 'liveness columns of the sealed file');
+  t.same(info.rows.urls, ['https://l.test/3', 'https://l.test/1']);
+  t.same([...info.rows.seqs], [3, 4]);
+  t.same(info.rows.deletes, [{ seq: 5, at: 20, url: 'https://l.test/2' }]);
   const r = SegmentReader.open(seg);
   t.teardown(() => r.close());
   t.same(r.rows().map((row) => [row.url, row.seq, row.firstAt]), [
