@@ -76,12 +76,12 @@ export function sumLengths(state: SegState, dead: Uint8Array): { liveRows: numbe
 }
 
 /**
- * Every URL's winner (the highest seq wins) over `states` alone, and each segment's view with
- * the tombstones that follow: the generation those segments make by themselves (at open, and
- * when a replace swaps in a whole new set of segments).
+ * Every URL's winner (the highest seq wins) over `states` alone (into `winners`, which must
+ * start empty), and each segment's view with the tombstones that follow: the generation those
+ * segments make by themselves (at open, and when a replace swaps in a whole new set of
+ * segments).
  */
-export function decideFromScratch(states: readonly SegState[]): { winners: Map<string, Winner>; views: SegView[] } {
-  const winners = new Map<string, Winner>();
+export function decideFromScratch(states: readonly SegState[], winners = new Map<string, Winner>()): { winners: Map<string, Winner>; views: SegView[] } {
   const consider = (url: string, seq: number, state: SegState, docId: number) => {
     const w = winners.get(url);
     if (!w || w.seq < seq) winners.set(url, { seq, state, docId });
@@ -125,8 +125,8 @@ export class Generations {
    */
   recover(manifest: Manifest): SegState[] {
     const states = manifest.segments.map((meta) => this.load(meta));
-    const { winners, views } = decideFromScratch(states);
-    for (const [url, w] of winners) this.published.set(url, w);
+    // Decided straight into `published` (empty at open): no second map of every URL.
+    const { views } = decideFromScratch(states, this.published);
     this.install(manifest.generation, views, []);
     return states;
   }
