@@ -91,6 +91,182 @@ export function evictByClock<E extends ClockEntry>(cache: keyof typeof engineCac
   }
 }
 
+/**
+ * Size class of a pooled buffer of at least `bytes`: four classes per power of two (2^k × 1,
+ * 1.25, 1.5, 1.75), at least 256 bytes, so a buffer wastes at most a fifth of itself and a
+ * freed buffer fits the next list of about its size.
+ *
+ * @example sizeClass(1025) // 1280
+ */
+export function sizeClass(bytes: number): number {
+  if (bytes <= 256) return 256;
+  const quarter = 2 ** Math.floor(Math.log2(bytes)) / 4;
+  return Math.ceil(bytes / quarter) * quarter;
+}
+
+/**
+ * The buffers of decoded postings lists and their BM25F values (src/index/segment-reader.ts,
+ * src/search/match.ts), recycled instead of allocated per cache miss: at ~100k pages every
+ * uncached search decodes about a megabyte of lists, and fresh typed arrays of that size per
+ * search kept V8's collector marking the whole heap (external memory pressure) about as long
+ * as the search itself took.
+ *
+ * A search runs inside a scope ({@link inPostingsScope}); buffers taken during it stay the
+ * search's until it ends, because the lists and values built on them are read until then. A
+ * buffer freed meanwhile (its cache entry evicted, values not kept) is retired and becomes
+ * free only when the outermost scope ends; outside any scope nothing is lent, and a buffer
+ * whose list was handed out there is never recycled (its holder's lifetime is unknown).
+ *
+ * Accounting: free buffers count in the `postings` engine budget with the cache entries (an
+ * entry counts its buffers whole, by size class), at most an eighth of that budget, the
+ * oldest dropped first; at the end of a search the pool also gives up free buffers until
+ * cache and pool together fit the budget. Buffers lent to or retired by the running search
+ * are its working memory and count from its end, as free ones, like the lists a search holds
+ * after the cache evicted them.
+ */
+export class BufferPool {
+  /** Free buffers by size class. */
+  private readonly free = new Map<number, ArrayBuffer[]>();
+  /** Free buffers in the order they became free (the oldest are dropped first). */
+  private readonly order = new Set<ArrayBuffer>();
+  private retired: ArrayBuffer[] = [];
+  private readonly lentBufs = new Set<ArrayBuffer>();
+  private depth = 0;
+  /** Bytes of the free buffers (counted in `engineCacheUsed.postings`). */
+  freeBytes = 0;
+
+  /** Whether a search scope is open (buffers taken now are lent until it ends). */
+  get inScope(): boolean {
+    return this.depth > 0;
+  }
+
+  /** Whether `buf` was taken from the pool and is neither adopted nor given back. */
+  isLent(buf: ArrayBuffer): boolean {
+    return this.lentBufs.has(buf);
+  }
+
+  /**
+   * A buffer of at least `bytes` (its size class, or a free one up to two classes larger),
+   * lent until {@link adopt}ed, {@link give}n back or the scope ends. Its content is whatever
+   * the last user left: the taker writes before it reads.
+   */
+  take(bytes: number): ArrayBuffer {
+    const c = sizeClass(bytes);
+    let cls = c;
+    for (let k = 0; k < 3; k++, cls = sizeClass(cls + 1)) {
+      const list = this.free.get(cls);
+      const b = list?.pop();
+      if (b === undefined) continue;
+      this.order.delete(b);
+      this.freeBytes -= b.byteLength;
+      engineCacheUsed.postings -= b.byteLength;
+      this.lentBufs.add(b);
+      return b;
+    }
+    const b = new ArrayBuffer(c);
+    this.lentBufs.add(b);
+    return b;
+  }
+
+  /** A lent buffer becomes a cache entry's (the entry counts it from now on). */
+  adopt(b: ArrayBuffer): void {
+    this.lentBufs.delete(b);
+  }
+
+  /**
+   * Takes back a buffer nobody reads after the current search: a lent one, or an evicted
+   * entry's (whose bytes the entry no longer counts). Retired until the scope ends when a scope
+   * is open, else free at once.
+   */
+  give(b: ArrayBuffer): void {
+    this.lentBufs.delete(b);
+    if (this.depth > 0) this.retired.push(b);
+    else {
+      this.addFree(b);
+      this.trim();
+    }
+  }
+
+  private addFree(b: ArrayBuffer): void {
+    const list = this.free.get(b.byteLength);
+    if (list) list.push(b);
+    else this.free.set(b.byteLength, [b]);
+    this.order.add(b);
+    this.freeBytes += b.byteLength;
+    engineCacheUsed.postings += b.byteLength;
+  }
+
+  /**
+   * Drops free buffers, oldest first, while they take more than an eighth of the postings
+   * budget or cache and pool together more than the budget.
+   */
+  private trim(): void {
+    const cap = engineCacheBudget.postings / 8;
+    for (const b of this.order) {
+      if (this.freeBytes <= cap && engineCacheUsed.postings <= engineCacheBudget.postings) return;
+      this.order.delete(b);
+      const list = this.free.get(b.byteLength)!;
+      list.splice(list.lastIndexOf(b), 1);
+      this.freeBytes -= b.byteLength;
+      engineCacheUsed.postings -= b.byteLength;
+    }
+  }
+
+  /** Opens a search scope (nestable). */
+  begin(): void {
+    this.depth++;
+  }
+
+  /**
+   * Closes a scope; at the outermost, every buffer of the search (retired or still lent)
+   * becomes free, within the pool's cap and the budget.
+   */
+  end(): void {
+    if (this.depth === 0 || --this.depth > 0) return;
+    for (const b of this.retired) this.addFree(b);
+    this.retired = [];
+    for (const b of this.lentBufs) this.addFree(b);
+    this.lentBufs.clear();
+    this.trim();
+  }
+
+  /** Drops every free buffer (the thread's last segment reader closed). */
+  clear(): void {
+    engineCacheUsed.postings -= this.freeBytes;
+    this.free.clear();
+    this.order.clear();
+    this.freeBytes = 0;
+  }
+}
+
+/** This thread's pool of postings and BM25F value buffers. */
+export const postingsPool = new BufferPool();
+
+/**
+ * Runs `fn` as one search: postings lists and BM25F values it gets stay valid until it returns,
+ * and their buffers are recycled after. Every search over segment readers runs in one
+ * (src/search/engine.ts, runQuery); nested calls share the outer scope.
+ *
+ * @example const result = inPostingsScope(() => runQueryBody(snap, settings, req));
+ */
+export function inPostingsScope<T>(fn: () => T): T {
+  postingsPool.begin();
+  try {
+    return fn();
+  } finally {
+    postingsPool.end();
+  }
+}
+
+/**
+ * A Float64Array of `n` values for the current search: from the pool inside a scope (to be
+ * kept with a cached list, or recycled when the search ends), a fresh one outside.
+ */
+export function scratchFloat64(n: number): Float64Array {
+  if (!postingsPool.inScope) return new Float64Array(n);
+  return new Float64Array(postingsPool.take(n * 8), 0, n);
+}
+
 /** What one thread's caches hold against their budgets, and its V8 heap (MiB, one decimal). */
 export interface ThreadCacheUsage {
   /** Engine caches: budget and estimated use of each. */

@@ -12,7 +12,7 @@ export type { EntryListingQuery, EntryListingRow, IndexSnapshot, LiveSegment, Pr
 export { pinnedSnapshot } from './contract.js';
 export { IndexRegistry } from './registry.js';
 export { DEFAULT_MAX_BUFFERED_DOCS } from './store.js';
-export { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, setSearchMemoryMb, setThreadCacheShare, threadCacheUsage } from './budgets.js';
+export { engineCacheBudget, engineCacheUsed, evictByClock, inPostingsScope, postingsPool, readerPageCaches, scratchFloat64, setSearchMemoryMb, setThreadCacheShare, threadCacheUsage } from './budgets.js';
 export type { ClockEntry, ThreadCacheUsage } from './budgets.js';
 export { NFIELDS, hashWord, mergeSegments, writeSegment } from './segment.js';
 export type { Postings, SegmentEntry, SegmentInfo } from './segment.js';

@@ -52,17 +52,48 @@ export interface Postings {
 }
 
 // Decode scratch, grown to the longest list decoded so far: the lists kept in caches are
-// exact-size copies, so a cached list holds only its own bytes (not a guess of its length).
+// copies sized to the list (exact, or a pool's size class), not to a guess of its length.
 let scratchIds = new Int32Array(1024);
 let scratchTfs = new Uint16Array(1024 * NFIELDS);
 
 /**
- * Decodes one postings blob. Throws a RangeError when the blob is truncated.
+ * Decodes one postings blob into exact-size arrays. Throws a RangeError when the blob is
+ * truncated.
+ */
+export function decodePostings(buf: Uint8Array): Postings {
+  const { n, wide } = decodeToScratch(buf);
+  const outTfs = wide ? new Uint16Array(n * NFIELDS) : new Uint8Array(n * NFIELDS);
+  outTfs.set(scratchTfs.subarray(0, n * NFIELDS));
+  return { ids: scratchIds.slice(0, n), tfs: outTfs };
+}
+
+/**
+ * Decodes one postings blob into buffers from `take` (a pool: each at least the bytes asked
+ * for), the arrays being views of their first bytes; returns the list and the two buffers
+ * (ids, then tfs). Same values as {@link decodePostings}.
+ *
+ * @example
+ * const { p, bufs } = decodePostingsInto(blob, (bytes) => postingsPool.take(bytes));
+ */
+export function decodePostingsInto(buf: Uint8Array, take: (bytes: number) => ArrayBuffer): { p: Postings; bufs: [ArrayBuffer, ArrayBuffer] } {
+  const { n, wide } = decodeToScratch(buf);
+  const idsBuf = take(n * 4);
+  const ids = new Int32Array(idsBuf, 0, n);
+  ids.set(scratchIds.subarray(0, n));
+  const tfsBuf = take(n * NFIELDS * (wide ? 2 : 1));
+  const tfs = wide ? new Uint16Array(tfsBuf, 0, n * NFIELDS) : new Uint8Array(tfsBuf, 0, n * NFIELDS);
+  tfs.set(scratchTfs.subarray(0, n * NFIELDS));
+  return { p: { ids, tfs }, bufs: [idsBuf, tfsBuf] };
+}
+
+/**
+ * Decodes `buf` into the scratch arrays: their first `n` ids and n × NFIELDS tfs; `wide` when a
+ * tf is 256 or more.
  *
  * The varints are read inline rather than through {@link VarintReader}: this loop runs once per
  * posting of every list a search decodes (tens of thousands per query on a 100k-page site).
  */
-export function decodePostings(buf: Uint8Array): Postings {
+function decodeToScratch(buf: Uint8Array): { n: number; wide: boolean } {
   const len = buf.length;
   const cap = Math.ceil(len / 3);
   if (scratchIds.length < cap) {
@@ -106,9 +137,7 @@ export function decodePostings(buf: Uint8Array): Postings {
     }
     n++;
   }
-  const outTfs = max < 256 ? new Uint8Array(n * NFIELDS) : new Uint16Array(n * NFIELDS);
-  outTfs.set(tfs.subarray(0, n * NFIELDS));
-  return { ids: ids.slice(0, n), tfs: outTfs };
+  return { n, wide: max >= 256 };
 }
 
 function truncated(pos: number): RangeError {

@@ -12,8 +12,8 @@
 import Database from 'better-sqlite3';
 import type { PageDoc, FilterValue, DataPoint } from '../core/index.js';
 import { words } from '../text/index.js';
-import { engineCacheBudget, engineCacheUsed, evictByClock, readerPageCaches, type ClockEntry } from './budgets.js';
-import { consecutive, decodePostings, PositionsCursor, type Postings } from './postings.js';
+import { engineCacheBudget, engineCacheUsed, evictByClock, postingsPool, readerPageCaches, type ClockEntry } from './budgets.js';
+import { consecutive, decodePostings, decodePostingsInto, PositionsCursor, type Postings } from './postings.js';
 import { allocRowVectors, type RowVectorBlock } from './vector-memory.js';
 import { NFIELDS, PACKED_FORMAT, SCAN_CACHE_KB, hasPositionsTable, infoFrom, scanWith, type SegmentDelete, type SegmentEntry, type SegmentInfo, type SegmentRow } from './segment-format.js';
 import { storedText, unpackPrefix } from './stored-codec.js';
@@ -57,17 +57,31 @@ class PostingsEntry<T = Postings> implements DecodedEntry {
    * newest last: at most {@link MAX_SETUPS}, so setups of past generations (whose averages
    * differed) age out as new ones come. Postings lists only.
    */
-  values: Array<{ setup: string; v: Float64Array }> | null = null;
+  values: Array<{ setup: string; v: Float64Array; pooled: boolean }> | null = null;
+  /**
+   * Set when the list or its values were handed out outside a search scope (budgets.ts,
+   * BufferPool): the holder may keep them, so the buffers are never recycled.
+   */
+  escaped = false;
   constructor(
     readonly p: T | null,
     public bytes: number,
     private readonly owner: Map<string, PostingsEntry<T>>,
     private readonly term: string,
+    /** The pooled buffers of the list (ids, tfs), recycled when the entry is evicted. */
+    readonly bufs: ArrayBuffer[] | null = null,
   ) {}
+  /** Evicted: forgotten by its reader, its pooled buffers (list and values) back to the pool. */
   drop(): void {
     this.owner.delete(this.term);
+    if (this.escaped) return;
+    if (this.bufs) for (const b of this.bufs) postingsPool.give(b);
+    if (this.values) for (const x of this.values) if (x.pooled) postingsPool.give(x.v.buffer as ArrayBuffer);
   }
 }
+
+/** Open readers of this thread: when the last one closes, the pool's free buffers go too. */
+let openReaders = 0;
 
 /**
  * Scoring setups whose values one list keeps: the short-query and the long-query setup of the
@@ -81,6 +95,16 @@ const MAX_SETUPS = 2;
  * (insertion order, CLOCK: see evictByClock).
  */
 const decodedClock = new Set<DecodedEntry>();
+
+/**
+ * Bytes the entries of this thread's postings cache count (lists, their values, positions
+ * blobs): with the pool's free buffers, what `engineCacheUsed.postings` holds (tests).
+ */
+export function cachedPostingsBytes(): number {
+  let n = 0;
+  for (const e of decodedClock) n += e.bytes;
+  return n;
+}
 
 /** Adds a decoded entry to this thread's budget, evicting others (or it) when over. */
 function chargeDecoded(e: DecodedEntry): void {
@@ -114,6 +138,7 @@ export class SegmentReader {
   private readonly db: Database.Database;
   private values: DocValues | null = null;
   private readonly stmtTerm: Database.Statement;
+  private readonly stmtHas: Database.Statement;
   private readonly stmtStem: Database.Statement;
   private readonly stmtLangStem: Database.Statement | null;
   /** Languages of the searchable rows (meta `languages`; format 1 files: English). */
@@ -146,6 +171,7 @@ export class SegmentReader {
     this.db = db;
     this.info = infoFrom(db, path);
     this.stmtTerm = db.prepare('SELECT postings FROM terms WHERE term = ?').pluck();
+    this.stmtHas = db.prepare('SELECT 1 FROM terms WHERE term = ?').pluck();
     this.stmtStem = db.prepare('SELECT term FROM terms WHERE stem = ?').pluck();
     const hasStems = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'stems'").get() !== undefined;
     this.stmtLangStem = hasStems ? db.prepare('SELECT term FROM stems WHERE stem = ?').pluck() : null;
@@ -180,7 +206,9 @@ export class SegmentReader {
       // READER_CACHE_KB each), so memory stays flat as segments and search threads multiply
       // (better-sqlite3's default is 16 MB per connection).
       readerPageCaches.add(db);
-      return new SegmentReader(path, db);
+      const r = new SegmentReader(path, db);
+      openReaders++;
+      return r;
     } catch (e) {
       readerPageCaches.delete(db);
       db.close();
@@ -390,9 +418,16 @@ export class SegmentReader {
     return scanWith(this.path, (db) => db.prepare('SELECT term FROM terms ORDER BY term').pluck().all() as string[]);
   }
 
-  /** Whether `term` is in this segment's vocabulary. */
+  /**
+   * Whether `term` is in this segment's vocabulary. A term not cached is looked up without
+   * reading its postings (the key only, never the blob's overflow pages): expansion asks this of
+   * every candidate form, and reading and decoding a list it may not use costs more than the
+   * lookup the later {@link postings} call repeats.
+   */
   hasTerm(term: string): boolean {
-    return this.postings(term) !== null;
+    const cached = this.postingsMap.get(term);
+    if (cached !== undefined) return cached.p !== null;
+    return this.stmtHas.get(term) !== undefined;
   }
 
   /** Words of this segment sharing `stem` (words from English documents only). */
@@ -413,17 +448,35 @@ export class SegmentReader {
     return this.stmtPrefix.all(prefix, prefix + '\uffff', limit) as string[];
   }
 
-  /** Decoded postings of `term`, or null when absent. Cached process-wide: segments are immutable. */
+  /**
+   * Decoded postings of `term`, or null when absent. Cached per thread (segments are
+   * immutable) in pooled buffers (budgets.ts, BufferPool). Inside a search scope the list is
+   * valid until the search ends; a list larger than a quarter of the postings budget is not
+   * cached, only lent to the search (outside a scope: decoded into fresh arrays, not cached).
+   */
   postings(term: string): Postings | null {
     const cached = this.postingsMap.get(term);
     if (cached !== undefined) {
       cached.used = true;
+      if (!postingsPool.inScope) cached.escaped = true;
       return cached.p;
     }
     const blob = this.stmtTerm.get(term) as Buffer | undefined;
-    const p = blob ? decodePostings(blob) : null;
-    const bytes = (p ? p.ids.byteLength + p.tfs.byteLength : 0) + 96 + term.length * 2;
-    const e = new PostingsEntry(p, bytes, this.postingsMap, term);
+    const overhead = 96 + term.length * 2;
+    if (!blob) {
+      const e = new PostingsEntry<Postings>(null, overhead, this.postingsMap, term);
+      this.postingsMap.set(term, e);
+      chargeDecoded(e);
+      return null;
+    }
+    // At most 4 + 2 × NFIELDS bytes per posting, a posting at least 3 bytes of the blob.
+    if (Math.ceil(blob.length / 3) * (4 + 2 * NFIELDS) > engineCacheBudget.postings / 4) {
+      return postingsPool.inScope ? decodePostingsInto(blob, (n) => postingsPool.take(n)).p : decodePostings(blob);
+    }
+    const { p, bufs } = decodePostingsInto(blob, (n) => postingsPool.take(n));
+    for (const b of bufs) postingsPool.adopt(b);
+    const e = new PostingsEntry(p, bufs[0].byteLength + bufs[1].byteLength + overhead, this.postingsMap, term, bufs);
+    if (!postingsPool.inScope) e.escaped = true;
     this.postingsMap.set(term, e);
     chargeDecoded(e);
     return p;
@@ -438,33 +491,43 @@ export class SegmentReader {
   postingValues(term: string, p: Postings, setup: string): Float64Array | undefined {
     const e = this.postingsMap.get(term);
     if (!e || e.p !== p || !e.values) return undefined;
-    for (const x of e.values) if (x.setup === setup) return x.v;
+    for (const x of e.values) {
+      if (x.setup !== setup) continue;
+      if (!postingsPool.inScope) e.escaped = true;
+      return x.v;
+    }
     return undefined;
   }
 
   /**
    * Keeps `values` (one per posting of `term`'s list `p`, under scoring setup `setup`) with the
-   * cached list, charged to the same budget; does nothing when the list is no longer cached.
+   * cached list, charged to the same budget; does nothing when the list is no longer cached
+   * (values from the pool, budgets.ts scratchFloat64, then go back to it when the search ends).
    */
   keepPostingValues(term: string, p: Postings, setup: string, values: Float64Array): void {
     const e = this.postingsMap.get(term);
     if (!e || e.p !== p || !decodedClock.has(e)) return;
     const list = (e.values ??= []);
     const at = list.findIndex((x) => x.setup === setup);
-    if (at >= 0) {
-      e.bytes -= list[at]!.v.byteLength;
-      engineCacheUsed.postings -= list[at]!.v.byteLength;
-      list.splice(at, 1);
-    }
-    if (list.length >= MAX_SETUPS) {
-      const old = list.shift()!;
-      e.bytes -= old.v.byteLength;
-      engineCacheUsed.postings -= old.v.byteLength;
-    }
-    list.push({ setup, v: values });
-    e.bytes += values.byteLength;
-    engineCacheUsed.postings += values.byteLength;
+    if (at >= 0) this.dropValues(e, list.splice(at, 1)[0]!);
+    if (list.length >= MAX_SETUPS) this.dropValues(e, list.shift()!);
+    const buf = values.buffer as ArrayBuffer;
+    const pooled = postingsPool.isLent(buf);
+    // A pooled buffer counts whole (its size class), like the list's own.
+    const bytes = pooled ? buf.byteLength : values.byteLength;
+    if (pooled) postingsPool.adopt(buf);
+    list.push({ setup, v: values, pooled });
+    e.bytes += bytes;
+    engineCacheUsed.postings += bytes;
     if (engineCacheUsed.postings > engineCacheBudget.postings) evictByClock('postings', decodedClock, (x) => x.drop());
+  }
+
+  /** Takes replaced values `x` off entry `e` (their pooled buffer back to the pool). */
+  private dropValues(e: PostingsEntry, x: { v: Float64Array; pooled: boolean }): void {
+    const bytes = x.pooled ? x.v.buffer.byteLength : x.v.byteLength;
+    e.bytes -= bytes;
+    engineCacheUsed.postings -= bytes;
+    if (x.pooled && !e.escaped) postingsPool.give(x.v.buffer as ArrayBuffer);
   }
 
   /**
@@ -551,6 +614,7 @@ export class SegmentReader {
 
   close(): void {
     for (const hook of this.closeHooks.splice(0)) hook();
+    // The entries' buffers are not recycled: a closing reader's memory goes back to the system.
     for (const m of [this.postingsMap, this.positionsMap] as Array<Map<string, DecodedEntry & { bytes: number }>>) {
       for (const e of m.values()) {
         decodedClock.delete(e);
@@ -558,6 +622,7 @@ export class SegmentReader {
       }
       m.clear();
     }
+    if (this.db.open && --openReaders === 0) postingsPool.clear();
     this.vecs = undefined;
     readerPageCaches.delete(this.db);
     if (this.db.open) this.db.close();

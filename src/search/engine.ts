@@ -17,7 +17,7 @@
  * results.ts.
  */
 import { fold, segmentedRuns, words } from '../text/index.js';
-import type { IndexSnapshot, LiveSegment } from '../index/index.js';
+import { inPostingsScope, type IndexSnapshot, type LiveSegment } from '../index/index.js';
 import type { FilterDefinition, SearchSettings } from '../core/index.js';
 import { foldedCard } from './cards.js';
 import { expansionsOf, significantWords, snapshotLanguages, splitUnmatched, stopWordsFor, type Alternative, type Tolerance } from './expand.js';
@@ -93,6 +93,12 @@ export interface EngineResult {
  * r.hits[0]?.url; // the best page
  */
 export function runQuery(snap: IndexSnapshot, settings: SearchSettings, req: SearchRequest): EngineResult {
+  // One postings scope per search: decoded lists and BM25F values stay valid until it returns,
+  // and their buffers are recycled after (src/index/budgets.ts, BufferPool).
+  return inPostingsScope(() => runQueryInScope(snap, settings, req));
+}
+
+function runQueryInScope(snap: IndexSnapshot, settings: SearchSettings, req: SearchRequest): EngineResult {
   const languages = snapshotLanguages(snap);
   const parsed = parseQuery(req.query, stopWordsFor(settings, languages));
   // Expand.

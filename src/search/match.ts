@@ -14,7 +14,7 @@
  * visits, exactly what the full walk records. Per-row arrays are typed arrays taken from a
  * pool and handed back with {@link WordMatches.release}.
  */
-import type { IndexSnapshot, LiveSegment, Postings } from '../index/index.js';
+import { scratchFloat64, type IndexSnapshot, type LiveSegment, type Postings } from '../index/index.js';
 import { isSegmentedScript, stem as stemWord } from '../text/index.js';
 import { termsWithStem, type Alternative } from './expand.js';
 import type { ParsedQuery, QueryWord } from './query.js';
@@ -213,11 +213,11 @@ function matchSegment(seg: LiveSegment, alternatives: Alternative[][], lists: Ar
   const bm25 = postingScorer(scoring, dv.lengths);
   const impacts = impactsFor(seg, scoring.key);
   // The BM25F values of a whole list, computed once and remembered for later queries of this
-  // generation.
+  // generation (in a pooled buffer: kept with the cached list, or recycled after the search).
   const impactsOf = (a: Alternative, p: Postings): Float64Array => {
     let imp = impacts.get(a.term, p);
     if (!imp) {
-      imp = new Float64Array(p.ids.length);
+      imp = scratchFloat64(p.ids.length);
       for (let i = 0; i < p.ids.length; i++) imp[i] = bm25(p, i, p.ids[i]!);
       impacts.set(a.term, p, imp);
     }

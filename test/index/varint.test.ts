@@ -1,6 +1,6 @@
 import t from 'tap';
 import { MAX_VARINT_BYTES, VarintReader, putVarint } from '../../src/index/varint.js';
-import { decodePostings, encodePosting, remapPostings, ByteWriter } from '../../src/index/postings.js';
+import { decodePostings, decodePostingsInto, encodePosting, remapPostings, ByteWriter, MAX_POSTING_BYTES } from '../../src/index/postings.js';
 import { NFIELDS } from '../../src/index/segment-format.js';
 
 /** Value → its bytes, low group first. */
@@ -106,4 +106,33 @@ t.test('decoded postings: exact-size arrays, one byte per count below 256, two o
   // A shorter list decoded after a longer one: no counts of the earlier list leak into it.
   const again = decodePostings(encode([[7, [0, 1, 0, 0, 0]]]));
   t.same([...again.tfs], [0, 1, 0, 0, 0]);
+});
+
+t.test('decodePostingsInto: the same list in recycled buffers, whatever they held before', async (t) => {
+  const out = new ByteWriter();
+  const scratch = new Uint8Array(MAX_POSTING_BYTES);
+  const tfs = new Uint16Array(NFIELDS);
+  const rows: Array<[number, number[]]> = Array.from({ length: 300 }, (_, i) => [i * 3 + 1, [i % 2, 0, i % 5 === 0 ? 2 : 0, 0, 1 + (i % 7)]]);
+  rows[100]![1][4] = 300;
+  let prev = 0;
+  for (const [id, counts] of rows) {
+    tfs.set(counts);
+    out.copy(scratch, 0, encodePosting(scratch, id - prev, tfs, 0));
+    prev = id;
+  }
+  const blob = Uint8Array.from(out.bytes());
+  // Dirty buffers, larger than asked for: every byte the views cover must be written.
+  const taken: number[] = [];
+  const dirty = (bytes: number) => {
+    taken.push(bytes);
+    return new Uint8Array(bytes + 64).fill(0xab).buffer;
+  };
+  const { p, bufs } = decodePostingsInto(blob, dirty);
+  const fresh = decodePostings(blob);
+  t.same([...p.ids], [...fresh.ids]);
+  t.same([...p.tfs], [...fresh.tfs]);
+  t.ok(p.tfs instanceof Uint16Array, 'a count over 255: two bytes each, as decodePostings');
+  t.equal(p.ids.buffer, bufs[0]);
+  t.equal(p.tfs.buffer, bufs[1]);
+  t.same(taken, [300 * 4, 300 * NFIELDS * 2], 'asks for what the list needs');
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { DEFAULT_SEARCH_MEMORY_MB } from '../../src/core/index.js';
-import { engineCacheBudget, engineCacheUsed, setSearchMemoryMb } from '../../src/index/index.js';
+import { engineCacheBudget, engineCacheUsed, postingsPool, setSearchMemoryMb } from '../../src/index/index.js';
+import { cachedPostingsBytes } from '../../src/index/segment-reader.js';
 import { search, type SearchParams } from '../../src/search/service.js';
 import { defaultSettings } from '../../src/projects/index.js';
 import { snapshotOf } from '../helpers/snapshot.js';
@@ -86,4 +87,40 @@ t.test('BM25F values are kept with their decoded list and counted with it, once'
   t.ok(engineCacheUsed.postings - before >= listBytes + kept!.byteLength, 'the postings budget counts the list and its values');
   // A list decoded again (another object) does not see values computed for the old one.
   t.equal(seg.reader.postingValues(word, { ids: p.ids.slice(), tfs: p.tfs.slice() }, 'x'), undefined);
+});
+
+t.test('lists and values recycled by the pool: identical answers when every search evicts and reuses buffers, and the accounting holds', async (t) => {
+  t.teardown(() => setSearchMemoryMb(DEFAULT_SEARCH_MEMORY_MB));
+  const settings = defaultSettings();
+  // Long queries (OR: every word's list and values in full) and short ones (AND probing), so a
+  // search holds many lists at once while a tiny budget evicts them under it.
+  const mixed = queries.map((q, i) => (i % 4 === 0 ? Array.from({ length: 6 }, pick).join(' ') : q));
+  const run = (mb: number) => {
+    setSearchMemoryMb(mb);
+    const snap = snapshotOf([docs.slice(0, 200), docs.slice(200)]);
+    const owner = {};
+    const problems: string[] = [];
+    const answers = [0, 1].flatMap(() =>
+      mixed.map((q) => {
+        const a = JSON.stringify(search(snap, settings, params(q), owner));
+        if (engineCacheUsed.postings > engineCacheBudget.postings) problems.push(`${q}: over budget`);
+        if (engineCacheUsed.postings !== cachedPostingsBytes() + postingsPool.freeBytes) problems.push(`${q}: counted ${engineCacheUsed.postings}, held ${cachedPostingsBytes() + postingsPool.freeBytes}`);
+        if (postingsPool.freeBytes > engineCacheBudget.postings / 8) problems.push(`${q}: pool over its cap`);
+        return a;
+      }),
+    );
+    const reused = postingsPool.freeBytes;
+    snap.cleanup();
+    return { answers, problems, reused };
+  };
+  const tiny = run(0.05);
+  const large = run(DEFAULT_SEARCH_MEMORY_MB);
+  t.same(tiny.problems, [], 'within the budget, and counted = cache entries + free buffers, after every search');
+  t.same(large.problems, []);
+  t.ok(tiny.reused > 0, 'the tiny budget left free buffers to reuse');
+  t.equal(tiny.answers.length, large.answers.length);
+  let same = 0;
+  for (let i = 0; i < tiny.answers.length; i++) if (tiny.answers[i] === large.answers[i]) same++;
+  t.equal(same, tiny.answers.length, 'identical answers with a tiny and a large budget');
+  t.equal(postingsPool.freeBytes, 0, 'the last reader closed: the pool is empty');
 });
